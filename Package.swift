@@ -1,0 +1,70 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+  .swiftLanguageMode(.v6),
+  .enableUpcomingFeature("ExistentialAny"),
+  .enableUpcomingFeature("InternalImportsByDefault"),
+  .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+  name: "grpc-calls",
+  platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+  products: [
+    .library(name: "GRPCCalls", targets: ["GRPCCalls"]),
+    .library(name: "GRPCCallsInterop", targets: ["GRPCCallsInterop"]),
+    .executable(name: "grpc-calls", targets: ["grpc-calls"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
+    .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", from: "2.9.2"),
+    .package(url: "https://github.com/grpc/grpc-swift-protobuf.git", from: "2.4.1"),
+    .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
+    .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+  ],
+  targets: [
+    .target(
+      name: "GRPCCalls",
+      dependencies: [
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    .target(
+      name: "GRPCCallsInterop",
+      dependencies: [
+        .target(name: "GRPCCalls"),
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
+        .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        .product(name: "NIOCore", package: "swift-nio"),
+      ],
+      exclude: ["Generated/README.md", "Generated/STAMP"],
+      swiftSettings: swiftSettings
+    ),
+    .executableTarget(
+      name: "grpc-calls",
+      dependencies: [
+        .target(name: "GRPCCalls"),
+        .target(name: "GRPCCallsInterop"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "GRPCCallsTests",
+      dependencies: [
+        .target(name: "GRPCCalls"),
+        .target(name: "GRPCCallsInterop"),
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+  ]
+)

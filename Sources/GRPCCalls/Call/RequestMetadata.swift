@@ -1,0 +1,34 @@
+internal import GRPCCore
+
+/// The metadata a call sends: the options' initial metadata, the user agent and the token.
+enum RequestMetadata {
+  /// Builds the request metadata, asking the token provider (at most once) if there is one.
+  ///
+  /// - Throws: ``GRPCError`` with `UNAUTHENTICATED` when the token provider throws.
+  static func make(for options: GRPCCallOptions) async throws(GRPCError) -> Metadata {
+    var metadata = options.initialMetadata
+    metadata.removeAllValues(forKey: "user-agent")
+    metadata.addString(UserAgent.value(for: options), forKey: "user-agent")
+    if let token = try await Self.token(for: options) {
+      metadata.removeAllValues(forKey: "authorization")
+      metadata.addString("Bearer \(token)", forKey: "authorization")
+    }
+    return metadata
+  }
+
+  private static func token(for options: GRPCCallOptions) async throws(GRPCError) -> String? {
+    if let token = options.oauth2AccessToken {
+      return token
+    }
+    guard let provider = options.authTokenProvider else { return nil }
+    do {
+      return try await provider.accessToken()
+    } catch {
+      throw GRPCError(
+        code: .unauthenticated,
+        message: "The auth token provider failed: \(error)",
+        cause: error
+      )
+    }
+  }
+}

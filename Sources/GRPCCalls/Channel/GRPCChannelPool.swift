@@ -1,0 +1,86 @@
+internal import Synchronization
+
+/// Caches channels by ``ChannelKey`` so that calls with the same settings share a connection.
+///
+/// One pool, ``shared``, serves the process; tests and components that want their own
+/// connections make their own and pass it to ``GRPCCall2``. A channel with no call running is
+/// closed after ``Config/idleTimeout``; the next call to its key opens a fresh one.
+public final class GRPCChannelPool: Sendable {
+  /// How the pool manages its channels.
+  public struct Config: Sendable {
+    /// How long a channel with no running call stays open.
+    public var idleTimeout: Duration
+
+    /// Creates a configuration.
+    public init(idleTimeout: Duration) {
+      self.idleTimeout = idleTimeout
+    }
+
+    /// Closes idle channels after 30 seconds.
+    public static var defaults: Self { Self(idleTimeout: .seconds(30)) }
+  }
+
+  /// The pool calls use unless given another.
+  public static let shared = GRPCChannelPool()
+
+  public let config: Config
+  private let state = Mutex(PoolState())
+
+  /// Creates an empty pool.
+  public init(config: Config = .defaults) {
+    self.config = config
+  }
+
+  /// The number of open channels.
+  public var channelCount: Int {
+    self.state.withLock { $0.count }
+  }
+
+  /// Closes every channel at once, failing the calls still running on them.
+  ///
+  /// A call made afterwards opens a new connection.
+  public func disconnectAll() {
+    for channel in self.state.withLock({ $0.removeAll() }) {
+      channel.close()
+    }
+  }
+
+  /// Returns the channel for `key`, opening one if needed, and counts a call on it.
+  ///
+  /// Every lease must be returned with ``ChannelLease/release()`` when the call ends.
+  func lease(for key: ChannelKey) throws(GRPCError) -> ChannelLease {
+    if let channel = self.state.withLock({ $0.checkOut(key) }) {
+      return ChannelLease(channel: channel, pool: self)
+    }
+    // Making a transport may read trust roots from disk: do it outside the lock, then keep
+    // whichever channel got into the pool first.
+    let fresh = try GRPCChannel(key: key)
+    let (channel, inserted) = self.state.withLock { $0.checkOutOrInsert(fresh) }
+    if inserted {
+      channel.start()
+    }
+    return ChannelLease(channel: channel, pool: self)
+  }
+
+  fileprivate func release(_ channel: GRPCChannel) {
+    guard let generation = self.state.withLock({ $0.checkIn(channel) }) else { return }
+    let idleTimeout = self.config.idleTimeout
+    Task { [weak self] in
+      try? await Task.sleep(for: idleTimeout)
+      guard let self else { return }
+      if let expired = self.state.withLock({ $0.expire(channel, generation: generation) }) {
+        expired.shutDown()
+      }
+    }
+  }
+}
+
+/// A call's hold on a pooled channel; releasing it lets the channel go idle.
+struct ChannelLease: Sendable {
+  let channel: GRPCChannel
+  fileprivate let pool: GRPCChannelPool
+
+  func release() {
+    self.pool.release(self.channel)
+  }
+}

@@ -1,0 +1,115 @@
+internal import GRPCCore
+internal import GRPCNIOTransportHTTP2Posix
+
+/// A call's `host` parsed into what the core resolves.
+///
+/// Accepted forms (DESIGN.md §5): `name[:port]` and `[v6-literal][:port]` (no port means 443),
+/// or a target with a scheme: `dns:name[:port]` (also `dns:///name:port`),
+/// `ipv4:addr:port[,addr:port…]`, `ipv6:[addr]:port[,…]`, `unix:path`. Several addresses are
+/// balanced by the core's resolvers and load balancers, never by this library.
+enum HostTarget: Hashable, Sendable {
+  case dns(host: String, port: Int)
+  case ipv4([Address])
+  case ipv6([Address])
+  case unix(path: String)
+
+  struct Address: Hashable, Sendable {
+    var host: String
+    var port: Int
+  }
+
+  static let defaultPort = 443
+
+  /// Parses `host`, throwing `INVALID_ARGUMENT` with the reason when it is malformed.
+  init(parsing host: String) throws(GRPCError) {
+    func invalid(_ reason: String) -> GRPCError {
+      GRPCError(code: .invalidArgument, message: "Invalid host '\(host)': \(reason)")
+    }
+
+    if let rest = host.dropPrefix("unix:") {
+      let path = rest.dropPrefix("//") ?? rest
+      guard !path.isEmpty else { throw invalid("the unix socket path is empty") }
+      self = .unix(path: String(path))
+    } else if let rest = host.dropPrefix("ipv4:") {
+      self = .ipv4(try Self.addresses(rest, invalid: invalid))
+    } else if let rest = host.dropPrefix("ipv6:") {
+      self = .ipv6(try Self.addresses(rest, invalid: invalid))
+    } else if let rest = host.dropPrefix("dns:") {
+      // "dns:///name:port" names no DNS authority; "dns://authority/name" is not supported.
+      let name = rest.dropPrefix("///") ?? rest
+      guard !name.contains("/") else { throw invalid("a DNS authority is not supported") }
+      let address = try Self.address(name, invalid: invalid)
+      self = .dns(host: address.host, port: address.port)
+    } else {
+      let address = try Self.address(Substring(host), invalid: invalid)
+      self = .dns(host: address.host, port: address.port)
+    }
+  }
+
+  /// The target the core's name resolvers understand.
+  var resolvableTarget: any ResolvableTarget {
+    switch self {
+    case .dns(let host, let port):
+      return .dns(host: host, port: port)
+    case .ipv4(let addresses):
+      return .ipv4(pairs: addresses.map { ($0.host, $0.port) })
+    case .ipv6(let addresses):
+      return .ipv6(pairs: addresses.map { ($0.host, $0.port) })
+    case .unix(let path):
+      return .unixDomainSocket(path: path)
+    }
+  }
+
+  private static func addresses(
+    _ list: Substring,
+    invalid: (String) -> GRPCError
+  ) throws(GRPCError) -> [Address] {
+    let parts = list.split(separator: ",", omittingEmptySubsequences: false)
+    guard !list.isEmpty else { throw invalid("no address is given") }
+    var addresses: [Address] = []
+    for part in parts {
+      addresses.append(try Self.address(part, invalid: invalid))
+    }
+    return addresses
+  }
+
+  /// Splits `name[:port]` or `[v6]:port`; no port means 443.
+  private static func address(
+    _ text: Substring,
+    invalid: (String) -> GRPCError
+  ) throws(GRPCError) -> Address {
+    var name = text
+    var portText: Substring?
+    if text.hasPrefix("[") {
+      guard let close = text.firstIndex(of: "]") else { throw invalid("unterminated '['") }
+      name = text[text.index(after: text.startIndex)..<close]
+      let after = text[text.index(after: close)...]
+      if !after.isEmpty {
+        guard after.hasPrefix(":") else { throw invalid("unexpected text after ']'") }
+        portText = after.dropFirst()
+      }
+    } else if let colon = text.lastIndex(of: ":") {
+      guard text.firstIndex(of: ":") == colon else {
+        throw invalid("an IPv6 address must be written in brackets, as [::1]:443")
+      }
+      name = text[..<colon]
+      portText = text[text.index(after: colon)...]
+    }
+    guard !name.isEmpty else { throw invalid("the host name is empty") }
+    var port = Self.defaultPort
+    if let portText {
+      guard let value = Int(portText), (0...65535).contains(value) else {
+        throw invalid("'\(portText)' is not a port number")
+      }
+      port = value
+    }
+    return Address(host: String(name), port: port)
+  }
+}
+
+extension StringProtocol {
+  fileprivate func dropPrefix(_ prefix: String) -> Substring? {
+    guard self.hasPrefix(prefix) else { return nil }
+    return Substring(self.dropFirst(prefix.count))
+  }
+}

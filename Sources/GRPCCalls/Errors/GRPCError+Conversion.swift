@@ -1,0 +1,60 @@
+internal import GRPCCore
+
+extension GRPCError {
+  /// Converts an error raised while running a call into the error the call closes with.
+  ///
+  /// The core reports a cancelled RPC task either as a bare `CancellationError` or as
+  /// `RPCError(.unknown)` caused by one (DESIGN.md §8); both become `CANCELLED`.
+  ///
+  /// - Parameters:
+  ///   - error: What the core (or our own code) threw.
+  ///   - headers: The response headers already delivered to the handler, if any.
+  ///   - responseSizeLimit: The limit in force, used to rewrite the core's oversize message.
+  init(converting error: any Error, headers: Metadata, responseSizeLimit: Int) {
+    switch error {
+    case let error as GRPCError:
+      self = error
+      if self.headers.isEmpty { self.headers = headers }
+
+    case is CancellationError:
+      self.init(code: .cancelled, message: "The call was cancelled", headers: headers, cause: error)
+
+    case let error as RPCError:
+      if error.code == .unknown, error.cause is CancellationError {
+        self.init(code: .cancelled, message: "The call was cancelled", headers: headers, cause: error)
+      } else if let oversize = OversizeResponse(error, limit: responseSizeLimit) {
+        self.init(
+          code: .resourceExhausted,
+          message: oversize.message,
+          headers: headers,
+          trailers: error.metadata,
+          cause: error
+        )
+      } else {
+        self.init(
+          code: error.code,
+          message: error.message,
+          headers: headers,
+          trailers: error.metadata,
+          cause: error.cause
+        )
+      }
+
+    case let error as RuntimeError:
+      self.init(
+        code: .unavailable,
+        message: "The channel could not run the call: \(error.message)",
+        headers: headers,
+        cause: error
+      )
+
+    default:
+      self.init(
+        code: .unknown,
+        message: "The call failed: \(String(describing: error))",
+        headers: headers,
+        cause: error
+      )
+    }
+  }
+}

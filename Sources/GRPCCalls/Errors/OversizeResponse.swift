@@ -1,0 +1,43 @@
+internal import GRPCCore
+internal import Foundation
+
+/// Recognizes the core's report of a response message larger than the limit.
+///
+/// The HTTP/2 transport checks each message's length prefix against its limit before buffering
+/// it and fails the stream with "... maximum payload size (max: N, actual: M)". Depending on
+/// where in the stream that happens, the RPC surfaces it as `RESOURCE_EXHAUSTED` or wrapped in
+/// another error (DESIGN.md §8). Either way the call reports `RESOURCE_EXHAUSTED` naming both
+/// sizes, the way gRPC core does.
+struct OversizeResponse {
+  var limit: Int
+  var actual: Int
+
+  init?(_ error: RPCError, limit: Int) {
+    var texts = [error.message]
+    var cause = error.cause
+    while let next = cause {
+      texts.append(String(describing: next))
+      cause = (next as? RPCError)?.cause
+    }
+    guard let sizes = texts.lazy.compactMap(Self.sizes(in:)).first else { return nil }
+    self.limit = sizes.max
+    self.actual = sizes.actual
+  }
+
+  var message: String {
+    "Received message larger than max (\(self.actual) vs. \(self.limit)): the response of "
+      + "\(self.actual) bytes exceeds the response size limit of \(self.limit) bytes"
+  }
+
+  /// Reads "maximum payload size (max: N, actual: M)" from the core's message.
+  private static func sizes(in text: String) -> (max: Int, actual: Int)? {
+    guard text.contains("maximum payload size"),
+      let maxRange = text.range(of: "max: "),
+      let actualRange = text.range(of: "actual: ")
+    else { return nil }
+    let max = Int(text[maxRange.upperBound...].prefix(while: \.isNumber))
+    let actual = Int(text[actualRange.upperBound...].prefix(while: \.isNumber))
+    guard let max, let actual else { return nil }
+    return (max, actual)
+  }
+}

@@ -1,0 +1,92 @@
+public import Foundation
+public import GRPCCore
+
+/// Every setting of a call and of the channel it runs on, in one value.
+///
+/// `GRPCCallOptions` is a value type: a `let` is immutable and a `var` is the mutable variant, so
+/// two users of the library in one process never share configuration by accident. A service holds
+/// default options; a call may replace them whole.
+///
+/// Options fall in two groups:
+/// - **Call-level** options (``timeout``, ``initialMetadata``, ``oauth2AccessToken``,
+///   ``authTokenProvider``) apply to one call and never change which channel it runs on.
+/// - **Channel-level** options (``responseSizeLimit``, ``transportType``, ``userAgentPrefix``,
+///   ``userAgentSuffix``, ``channelPoolDomain``, ``channelId``) form the channel key: calls share
+///   a channel (one HTTP/2 connection) only when all of them are equal. See ``ChannelKey``.
+///
+/// Durations are `TimeInterval` seconds, as in the gRPC Objective-C API; negative values clamp
+/// to zero.
+public struct GRPCCallOptions: Sendable {
+  // MARK: Call-level options
+
+  /// The deadline of the call, in seconds from its start; `0` (the default) means no deadline.
+  ///
+  /// A call still running at its deadline closes with `DEADLINE_EXCEEDED` (4).
+  public var timeout: TimeInterval {
+    get { self._timeout }
+    set { self._timeout = Self.clamped(newValue) }
+  }
+  private var _timeout: TimeInterval = 0
+
+  /// Metadata sent with the request headers of every call.
+  ///
+  /// Keys ending in `-bin` carry binary values. An `authorization` entry is replaced when
+  /// ``oauth2AccessToken`` or ``authTokenProvider`` supplies a token.
+  public var initialMetadata: Metadata = [:]
+
+  /// An OAuth2 access token sent as `authorization: Bearer <token>`.
+  ///
+  /// Takes precedence over ``authTokenProvider`` when both are set.
+  public var oauth2AccessToken: String?
+
+  /// Supplies an access token at the start of each call, sent as `authorization: Bearer <token>`.
+  ///
+  /// Asked exactly once per call. A `nil` token sends the call without authorization.
+  public var authTokenProvider: (any GRPCAuthorizationProvider)?
+
+  // MARK: Channel-level options
+
+  /// The largest response message accepted, in bytes; `0` (the default) means 4 MiB.
+  ///
+  /// A larger response closes the call with `RESOURCE_EXHAUSTED` (8) and a message naming both
+  /// sizes.
+  public var responseSizeLimit: Int {
+    get { self._responseSizeLimit }
+    set { self._responseSizeLimit = max(0, newValue) }
+  }
+  private var _responseSizeLimit: Int = 0
+
+  /// How the channel reaches the server: TLS (the default) or plaintext.
+  public var transportType: GRPCTransportType = .tls
+
+  /// Put in front of the library's own token in the `user-agent` sent on every call.
+  public var userAgentPrefix: String?
+
+  /// Put after the library's own token in the `user-agent` sent on every call.
+  public var userAgentSuffix: String?
+
+  /// Calls with different domains never share a channel.
+  ///
+  /// Use it to isolate one component's connections from another's in the same process.
+  public var channelPoolDomain: String?
+
+  /// Calls with different ids never share a channel, even with all other options equal.
+  public var channelId: Int = 0
+
+  /// Creates options with the defaults: no deadline, no metadata, no token, a 4 MiB response
+  /// limit, TLS, the shared channel domain and channel id 0.
+  public init() {}
+
+  /// The response size limit the call enforces: ``responseSizeLimit``, or 4 MiB when it is `0`.
+  public var effectiveResponseSizeLimit: Int {
+    self.responseSizeLimit == 0 ? Self.defaultResponseSizeLimit : self.responseSizeLimit
+  }
+
+  /// The response size limit used when ``responseSizeLimit`` is `0`: 4 MiB, as in gRPC core.
+  public static let defaultResponseSizeLimit = 4 * 1024 * 1024
+
+  private static func clamped(_ interval: TimeInterval) -> TimeInterval {
+    // NaN and negative durations are treated as "none" rather than trapping later.
+    interval.isNaN ? 0 : max(0, interval)
+  }
+}

@@ -1,0 +1,14 @@
+public import GRPCCalls
+internal import Synchronization
+
+/// Holds a call so that a callback created before it can reach it (e.g. to cancel it).
+public final class CallBox: Sendable {
+  private let storage = Mutex<GRPCCall2?>(nil)
+
+  public init() {}
+
+  public var call: GRPCCall2? {
+    get { self.storage.withLock { $0 } }
+    set { self.storage.withLock { $0 = newValue } }
+  }
+}

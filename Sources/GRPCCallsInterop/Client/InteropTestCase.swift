@@ -1,0 +1,26 @@
+/// The standard interop client cases, named as in gRPC's interop test descriptions.
+public enum InteropTestCase: String, CaseIterable, Sendable {
+  case emptyUnary = "empty_unary"
+  case largeUnary = "large_unary"
+  case clientStreaming = "client_streaming"
+  case serverStreaming = "server_streaming"
+  case pingPong = "ping_pong"
+  case emptyStream = "empty_stream"
+  case cancelAfterBegin = "cancel_after_begin"
+  case cancelAfterFirstResponse = "cancel_after_first_response"
+  case timeoutOnSleepingServer = "timeout_on_sleeping_server"
+  case customMetadata = "custom_metadata"
+  case statusCodeAndMessage = "status_code_and_message"
+  case specialStatusMessage = "special_status_message"
+  case unimplementedMethod = "unimplemented_method"
+  case unimplementedService = "unimplemented_service"
+}
+
+/// A check in an interop case that did not hold.
+public struct InteropCaseFailure: Error, CustomStringConvertible {
+  public var description: String
+
+  init(_ description: String) {
+    self.description = description
+  }
+}

@@ -1,0 +1,130 @@
+internal import GRPCCore
+internal import GRPCNIOTransportHTTP2Posix
+internal import NIOCore
+internal import Synchronization
+
+/// The gRPC interop `TestService` on a real `GRPCServer` over HTTP/2, plaintext or TLS.
+///
+/// ```swift
+/// let server = try await InteropServer.start(host: "127.0.0.1", port: 0)
+/// print("listening on", server.port)
+/// defer { server.stop() }
+/// ```
+public final class InteropServer: Sendable {
+  /// The server's TLS identity, in PEM.
+  public struct TLSIdentity: Sendable {
+    public var certificateChainPEM: String
+    public var privateKeyPEM: String
+
+    public init(certificateChainPEM: String, privateKeyPEM: String) {
+      self.certificateChainPEM = certificateChainPEM
+      self.privateKeyPEM = privateKeyPEM
+    }
+  }
+
+  /// The largest message the server sends or accepts: 8 MiB.
+  public static let maxMessageSize = 8 * 1024 * 1024
+
+  /// The address the server listens on.
+  public let host: String
+  /// The port the server listens on (the one bound when started with port 0).
+  public let port: Int
+  /// What the server saw.
+  public let recorder: InteropServerRecorder
+
+  private let server: GRPCServer<HTTP2ServerTransport.Posix>
+  private let serveTask: Task<Void, any Error>
+
+  private init(
+    host: String,
+    port: Int,
+    recorder: InteropServerRecorder,
+    server: GRPCServer<HTTP2ServerTransport.Posix>,
+    serveTask: Task<Void, any Error>
+  ) {
+    self.host = host
+    self.port = port
+    self.recorder = recorder
+    self.server = server
+    self.serveTask = serveTask
+  }
+
+  /// `host:port`, for ``GRPCRequestOptions``.
+  public var target: String { "\(self.host):\(self.port)" }
+
+  /// Starts a server and waits until it listens.
+  ///
+  /// - Parameters:
+  ///   - host: The address to bind, e.g. `127.0.0.1`.
+  ///   - port: The port to bind; `0` picks a free one (see ``port``).
+  ///   - tls: The server's certificate and key; `nil` serves plaintext.
+  public static func start(
+    host: String = "127.0.0.1",
+    port: Int = 0,
+    tls: TLSIdentity? = nil
+  ) async throws -> InteropServer {
+    let recorder = InteropServerRecorder()
+    var config = HTTP2ServerTransport.Posix.Config.defaults
+    config.compression.enabledAlgorithms = .all
+    config.rpc.maxRequestPayloadSize = Self.maxMessageSize
+    config.channelDebuggingCallbacks.onAcceptTCPConnection = { channel in
+      recorder.connectionOpened()
+      channel.closeFuture.whenComplete { _ in recorder.connectionClosed() }
+      return channel.eventLoop.makeSucceededVoidFuture()
+    }
+
+    let security: HTTP2ServerTransport.Posix.TransportSecurity
+    if let tls {
+      security = .tls(
+        certificateChain: [.bytes(Array(tls.certificateChainPEM.utf8), format: .pem)],
+        privateKey: .bytes(Array(tls.privateKeyPEM.utf8), format: .pem)
+      )
+    } else {
+      security = .plaintext
+    }
+
+    let transport = HTTP2ServerTransport.Posix(
+      address: .ipv4(host: host, port: port),
+      transportSecurity: security,
+      config: config
+    )
+    let server = GRPCServer(transport: transport, services: [TestService(recorder: recorder)])
+    let serveTask = Task { try await server.serve() }
+    do {
+      guard let bound = try await transport.listeningAddress.ipv4 else {
+        throw RPCError(code: .internalError, message: "The server is not listening on IPv4")
+      }
+      return InteropServer(
+        host: host,
+        port: bound.port,
+        recorder: recorder,
+        server: server,
+        serveTask: serveTask
+      )
+    } catch {
+      server.beginGracefulShutdown()
+      serveTask.cancel()
+      throw error
+    }
+  }
+
+  /// Stops accepting connections and closes the existing ones once their RPCs finish.
+  public func stop() {
+    self.server.beginGracefulShutdown()
+  }
+
+  /// Stops the server and waits until it has closed.
+  public func stopAndWait() async {
+    self.server.beginGracefulShutdown()
+    _ = await self.serveTask.result
+  }
+
+  /// Serves until the task running it is cancelled.
+  public func waitUntilStopped() async throws {
+    try await withTaskCancellationHandler {
+      try await self.serveTask.value
+    } onCancel: {
+      self.server.beginGracefulShutdown()
+    }
+  }
+}

@@ -1,0 +1,65 @@
+public import GRPCCore
+internal import Synchronization
+
+/// What the interop server saw: connections and the request metadata of every RPC.
+///
+/// Tests read it to check what reached the wire: which connections a client opened, which
+/// metadata a call carried.
+public final class InteropServerRecorder: Sendable {
+  /// One RPC as the server received it.
+  public struct ReceivedRPC: Sendable {
+    /// The full method name, `grpc.testing.TestService/UnaryCall`.
+    public var method: String
+    /// The request headers, as the handler saw them.
+    public var metadata: Metadata
+    /// The client's address, `ipv4:127.0.0.1:54321`: one value per connection.
+    public var peer: String
+  }
+
+  private struct State {
+    var acceptedConnections = 0
+    var openConnections = 0
+    var rpcs: [ReceivedRPC] = []
+  }
+
+  private let state = Mutex(State())
+
+  public init() {}
+
+  /// TCP connections accepted since the server started.
+  public var acceptedConnections: Int { self.state.withLock { $0.acceptedConnections } }
+
+  /// TCP connections currently open.
+  public var openConnections: Int { self.state.withLock { $0.openConnections } }
+
+  /// Every RPC received, in arrival order.
+  public var rpcs: [ReceivedRPC] { self.state.withLock { $0.rpcs } }
+
+  /// The distinct client addresses (so connections) that RPCs arrived on.
+  public var rpcPeers: Set<String> { Set(self.rpcs.map(\.peer)) }
+
+  /// Forgets what was recorded (connection counts and RPCs).
+  public func reset() {
+    self.state.withLock { $0 = State(acceptedConnections: 0, openConnections: $0.openConnections) }
+  }
+
+  func connectionOpened() {
+    self.state.withLock {
+      $0.acceptedConnections += 1
+      $0.openConnections += 1
+    }
+  }
+
+  func connectionClosed() {
+    self.state.withLock { $0.openConnections -= 1 }
+  }
+
+  func received(_ context: ServerContext, metadata: Metadata) {
+    let rpc = ReceivedRPC(
+      method: context.descriptor.fullyQualifiedMethod,
+      metadata: metadata,
+      peer: context.remotePeer
+    )
+    self.state.withLock { $0.rpcs.append(rpc) }
+  }
+}

@@ -1,0 +1,82 @@
+internal import Foundation
+internal import GRPCCore
+
+extension TestService {
+  /// The metadata a response echoes back.
+  struct Echo {
+    var initial: Metadata = [:]
+    var trailing: Metadata = [:]
+  }
+
+  static let echoInitialKey = "x-grpc-test-echo-initial"
+  static let echoTrailingKey = "x-grpc-test-echo-trailing-bin"
+  static let echoUserAgentKey = "x-grpc-test-echo-useragent"
+
+  /// Records the RPC and works out what to echo.
+  func begin(_ metadata: Metadata, _ context: ServerContext) -> Echo {
+    self.recorder.received(context, metadata: metadata)
+    var echo = Echo()
+    for value in metadata[stringValues: Self.echoInitialKey] {
+      echo.initial.addString(value, forKey: Self.echoInitialKey)
+    }
+    for value in metadata[binaryValues: Self.echoTrailingKey] {
+      echo.trailing.addBinary(value, forKey: Self.echoTrailingKey)
+    }
+    if metadata[Self.echoUserAgentKey].contains(where: { _ in true }) {
+      for agent in metadata[stringValues: "user-agent"] {
+        echo.initial.addString(agent, forKey: Self.echoUserAgentKey)
+      }
+    }
+    return echo
+  }
+
+  /// The one request message of a unary-request method.
+  static func single<Message>(_ messages: RPCAsyncSequence<Message, any Error>) async throws
+    -> Message
+  {
+    var iterator = messages.makeAsyncIterator()
+    guard let message = try await iterator.next() else {
+      throw RPCError(code: .invalidArgument, message: "Expected one request message, got none")
+    }
+    return message
+  }
+
+  /// Fails the RPC with the status the request asks for, if any.
+  static func failIfAsked(_ status: Grpc_Testing_EchoStatus, trailers: Metadata) throws {
+    guard status.code != 0 else { return }
+    let code = Status.Code(rawValue: Int(status.code)).flatMap(RPCError.Code.init) ?? .unknown
+    throw RPCError(code: code, message: status.message, metadata: trailers)
+  }
+
+  /// Fails with INVALID_ARGUMENT when the client should have compressed the request and did not.
+  static func checkCompression(expected: Bool, _ metadata: Metadata) throws {
+    guard expected else { return }
+    let encoding = metadata[stringValues: "grpc-encoding"].first(where: { _ in true })
+    guard let encoding, encoding != "identity" else {
+      throw RPCError(code: .invalidArgument, message: "Expected a compressed request message")
+    }
+  }
+
+  /// Writes one response per `response_parameters` entry, sleeping `interval_us` before each.
+  static func respond(
+    to request: Grpc_Testing_StreamingOutputCallRequest,
+    with writer: RPCWriter<Grpc_Testing_StreamingOutputCallResponse>
+  ) async throws {
+    for parameters in request.responseParameters {
+      if parameters.intervalUs > 0 {
+        try await Task.sleep(for: .microseconds(parameters.intervalUs))
+      }
+      var response = Grpc_Testing_StreamingOutputCallResponse()
+      response.payload = Self.payload(size: parameters.size)
+      try await writer.write(response)
+    }
+  }
+
+  /// A COMPRESSABLE payload of `size` zero bytes.
+  static func payload(size: Int32) -> Grpc_Testing_Payload {
+    var payload = Grpc_Testing_Payload()
+    payload.type = .compressable
+    payload.body = Data(count: max(0, Int(size)))
+    return payload
+  }
+}

@@ -1,0 +1,21 @@
+internal import ArgumentParser
+internal import GRPCCallsInterop
+
+/// Runs the interop TestService until interrupted.
+struct Serve: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Run the interop TestService server until interrupted."
+  )
+
+  @Option(help: "The address to listen on.")
+  var host = "127.0.0.1"
+
+  @Option(help: "The port to listen on; 0 picks a free one.")
+  var port = 0
+
+  func run() async throws {
+    let server = try await InteropServer.start(host: self.host, port: self.port)
+    print("listening on \(server.target)")
+    try await server.waitUntilStopped()
+  }
+}
