@@ -63,6 +63,7 @@ let package = Package(
         .target(name: "GRPCCalls"),
         .target(name: "GRPCCallsInterop"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
       ],
       swiftSettings: swiftSettings
     ),

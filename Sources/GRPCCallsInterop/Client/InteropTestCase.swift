@@ -20,7 +20,7 @@ public enum InteropTestCase: String, CaseIterable, Sendable {
 public struct InteropCaseFailure: Error, CustomStringConvertible {
   public var description: String
 
-  init(_ description: String) {
+  public init(_ description: String) {
     self.description = description
   }
 }

@@ -1,0 +1,114 @@
+import Foundation
+import GRPCCalls
+import GRPCCallsInterop
+import GRPCCore
+import Testing
+
+@Suite("Cancellation")
+struct CancellationTests {
+  @Test("cancel right after start: no message, code 1 \"Canceled by app\", nil trailers")
+  func cancelAfterStart() async throws {
+    try await withTestServer { server in
+      let (call, recorder) = try server.call("FullDuplexCall")
+      call.start()
+      call.cancel()
+      let close = try #require(await recorder.waitForClose())
+      #expect(close.error?.code == .cancelled)
+      #expect(close.error?.message == "Canceled by app")
+      #expect(close.trailers == nil)
+      #expect(recorder.messages.isEmpty)
+      try await Self.expectNothingMoreArrives(recorder)
+    }
+  }
+
+  @Test("cancel inside the first message callback: exactly 1 message, then code 1")
+  func cancelInFirstMessage() async throws {
+    try await withTestServer { server in
+      let box = CallBox()
+      let recorder = CallRecorder { _, index in
+        if index == 0 { box.call?.cancel() }
+      }
+      let (call, _) = try server.call("StreamingOutputCall", recorder: recorder)
+      box.call = call
+      var request = Grpc_Testing_StreamingOutputCallRequest()
+      // Many small responses, so several are queued behind the first when it is delivered.
+      request.responseParameters = Array(repeating: CallShapeTests.parameters(size: 10), count: 50)
+      call.start()
+      call.writeData(try request.bytes)
+      call.finish()
+      let close = try #require(await recorder.waitForClose())
+      #expect(close.error?.code == .cancelled)
+      #expect(close.error?.message == "Canceled by app")
+      try await Self.expectNothingMoreArrives(recorder)
+      #expect(recorder.messages.count == 1)
+    }
+  }
+
+  @Test("start + write + cancel at once: no message, code 1")
+  func startWriteCancel() async throws {
+    try await withTestServer { server in
+      var request = Grpc_Testing_StreamingOutputCallRequest()
+      request.responseParameters = [CallShapeTests.parameters(size: 10)]
+      let (call, recorder) = try server.call("FullDuplexCall")
+      call.start()
+      call.writeData(try request.bytes)
+      call.cancel()
+      let close = try #require(await recorder.waitForClose())
+      #expect(close.error?.code == .cancelled)
+      #expect(close.error?.message == "Canceled by app")
+      try await Self.expectNothingMoreArrives(recorder)
+      #expect(recorder.messages.isEmpty)
+    }
+  }
+
+  @Test("cancel before start closes the call and start does nothing after")
+  func cancelBeforeStart() async throws {
+    try await withTestServer { server in
+      let (call, recorder) = try server.call("EmptyCall")
+      call.cancel()
+      call.start()
+      let close = try #require(await recorder.waitForClose())
+      #expect(close.error?.code == .cancelled)
+      try await Self.expectNothingMoreArrives(recorder)
+      #expect(server.recorder.rpcs.isEmpty)
+    }
+  }
+
+  @Test("cancel after close is a no-op")
+  func cancelAfterClose() async throws {
+    try await withTestServer { server in
+      let (call, recorder) = try server.call("EmptyCall")
+      call.start()
+      call.writeData(try Grpc_Testing_Empty().bytes)
+      call.finish()
+      let close = try #require(await recorder.waitForClose())
+      #expect(close.error == nil)
+      call.cancel()
+      try await Self.expectNothingMoreArrives(recorder)
+      #expect(recorder.close?.error == nil)
+    }
+  }
+
+  @Test("cancelling stops the server's stream")
+  func cancelReachesServer() async throws {
+    try await withTestServer { server in
+      let (call, recorder) = try server.call("FullDuplexCall")
+      call.start()
+      var request = Grpc_Testing_StreamingOutputCallRequest()
+      request.responseParameters = [CallShapeTests.parameters(size: 1)]
+      call.writeData(try request.bytes)
+      #expect(await recorder.wait { $0.messages.count == 1 })
+      call.cancel()
+      _ = await recorder.waitForClose()
+      // A fresh call on the same channel still works: the cancelled stream did not break it.
+      try await server.client.run(.emptyUnary)
+    }
+  }
+
+  /// Waits a little and checks the recorder saw one close, last, and nothing after it.
+  static func expectNothingMoreArrives(_ recorder: CallRecorder) async throws {
+    try await Task.sleep(for: .milliseconds(200))
+    #expect(recorder.closeCount == 1)
+    #expect(recorder.deliveryContractHeld)
+  }
+}

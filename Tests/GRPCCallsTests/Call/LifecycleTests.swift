@@ -1,0 +1,128 @@
+import Dispatch
+import Foundation
+import GRPCCalls
+import GRPCCallsInterop
+import GRPCCore
+import SwiftProtobuf
+import Testing
+
+@Suite("Call lifecycle and callback delivery")
+struct LifecycleTests {
+  @Test("writes before start are buffered and sent after it")
+  func writesBeforeStart() async throws {
+    try await withTestServer { server in
+      let (call, recorder) = try server.call("StreamingInputCall")
+      for size in [3, 4, 5] {
+        var request = Grpc_Testing_StreamingInputCallRequest()
+        request.payload.body = Data(count: size)
+        call.writeData(try request.bytes)
+      }
+      call.finish()
+      call.start()
+      #expect(await recorder.waitForClose()?.error == nil)
+      let response = try Grpc_Testing_StreamingInputCallResponse(
+        serializedBytes: try #require(recorder.messages.first)
+      )
+      #expect(response.aggregatedPayloadSize == 12)
+    }
+  }
+
+  @Test("misuse is a no-op: start twice, write after finish, finish twice")
+  func misuse() async throws {
+    try await withTestServer { server in
+      let (call, recorder) = try server.call("StreamingInputCall")
+      call.start()
+      call.start()
+      var request = Grpc_Testing_StreamingInputCallRequest()
+      request.payload.body = Data(count: 10)
+      call.writeData(try request.bytes)
+      call.finish()
+      call.writeData(try request.bytes)
+      call.finish()
+      #expect(await recorder.waitForClose()?.error == nil)
+      let response = try Grpc_Testing_StreamingInputCallResponse(
+        serializedBytes: try #require(recorder.messages.first)
+      )
+      #expect(response.aggregatedPayloadSize == 10)
+      #expect(server.recorder.rpcs.count == 1)
+      try await CancellationTests.expectNothingMoreArrives(recorder)
+    }
+  }
+
+  @Test("10 concurrent calls with mixed statuses each close exactly once with the right code")
+  func concurrentCalls() async throws {
+    try await withTestServer { server in
+      let codes: [Int32] = [0, 2, 5, 0, 7, 13, 0, 14, 3, 0]
+      var calls: [(GRPCCall2, CallRecorder, Int32)] = []
+      for code in codes {
+        var request = Grpc_Testing_SimpleRequest()
+        request.responseSize = 8
+        request.responseStatus.code = code
+        request.responseStatus.message = "status \(code)"
+        let (call, recorder) = try server.call("UnaryCall")
+        call.start()
+        call.writeData(try request.bytes)
+        call.finish()
+        calls.append((call, recorder, code))
+      }
+      for (_, recorder, code) in calls {
+        let close = try #require(await recorder.waitForClose())
+        if code == 0 {
+          #expect(close.error == nil)
+          #expect(recorder.messages.count == 1)
+        } else {
+          #expect(close.error?.code.rawValue == Int(code))
+          #expect(close.error?.message == "status \(code)")
+          #expect(recorder.messages.isEmpty)
+        }
+      }
+      try await Task.sleep(for: .milliseconds(100))
+      for (_, recorder, _) in calls {
+        #expect(recorder.closeCount == 1)
+        #expect(recorder.deliveryContractHeld)
+      }
+    }
+  }
+
+  @Test("callbacks run on the handler's queue, one at a time, even when it is concurrent")
+  func concurrentHandlerQueue() async throws {
+    try await withTestServer { server in
+      let queue = DispatchQueue(label: "concurrent-handler", attributes: .concurrent)
+      let recorder = CallRecorder(queue: queue)
+      var request = Grpc_Testing_StreamingOutputCallRequest()
+      request.responseParameters = Array(repeating: CallShapeTests.parameters(size: 100), count: 100)
+      let (call, _) = try server.call("StreamingOutputCall", recorder: recorder)
+      call.start()
+      call.writeData(try request.bytes)
+      call.finish()
+      #expect(await recorder.waitForClose()?.error == nil)
+      #expect(recorder.messages.count == 100)
+      #expect(recorder.deliveryContractHeld)
+      guard case .initialMetadata = recorder.events.first else {
+        Issue.record("the first callback was not the headers: \(String(describing: recorder.events.first))")
+        return
+      }
+    }
+  }
+
+  @Test("a call whose reference the caller dropped still completes")
+  func droppedReference() async throws {
+    try await withTestServer { server in
+      let recorder = CallRecorder()
+      weak var weakCall: GRPCCall2?
+      do {
+        var request = Grpc_Testing_StreamingOutputCallRequest()
+        request.responseParameters = [CallShapeTests.parameters(size: 5)]
+        request.responseParameters[0].intervalUs = 100_000
+        let (call, _) = try server.call("StreamingOutputCall", recorder: recorder)
+        weakCall = call
+        call.start()
+        call.writeData(try request.bytes)
+        call.finish()
+      }
+      #expect(weakCall == nil)
+      #expect(await recorder.waitForClose()?.error == nil)
+      #expect(recorder.messages.count == 1)
+    }
+  }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import GRPCCalls
+import GRPCCallsInterop
+import GRPCCore
+import Testing
+
+@Suite("Response size limit")
+struct ResponseSizeLimitTests {
+  static let mebibyte = 1024 * 1024
+
+  /// Runs a UnaryCall whose response is `responseBytes` long, under `limit` (nil: default).
+  private func unary(
+    responseBytes: Int,
+    limit: Int?,
+    on server: TestServer
+  ) async throws -> (trailers: Metadata?, error: GRPCError?, recorder: CallRecorder) {
+    var options = server.options
+    if let limit { options.responseSizeLimit = limit }
+    let (call, recorder) = try server.call("UnaryCall", options: options)
+    call.start()
+    call.writeData(try unaryRequest(responseBytes: responseBytes).bytes)
+    call.finish()
+    let close = try #require(await recorder.waitForClose())
+    return (close.trailers, close.error, recorder)
+  }
+
+  @Test("a response of exactly 4 MiB is accepted by default")
+  func exactlyDefault() async throws {
+    try await withTestServer { server in
+      let result = try await self.unary(responseBytes: 4 * Self.mebibyte, limit: nil, on: server)
+      #expect(result.error == nil)
+      #expect(result.recorder.messages.first?.count == 4 * Self.mebibyte)
+    }
+  }
+
+  @Test("4 MiB + 1: RESOURCE_EXHAUSTED naming both sizes")
+  func oneOver() async throws {
+    try await withTestServer { server in
+      let result = try await self.unary(responseBytes: 4 * Self.mebibyte + 1, limit: nil, on: server)
+      let error = try #require(result.error)
+      #expect(error.code == .resourceExhausted)
+      #expect(error.code.rawValue == 8)
+      #expect(error.message.contains("\(4 * Self.mebibyte + 1)"))
+      #expect(error.message.contains("\(4 * Self.mebibyte)"))
+      #expect(result.recorder.messages.isEmpty)
+    }
+  }
+
+  @Test("a 6 MiB limit accepts a 5 MiB response")
+  func raisedLimit() async throws {
+    try await withTestServer { server in
+      let result = try await self.unary(
+        responseBytes: 5 * Self.mebibyte,
+        limit: 6 * Self.mebibyte,
+        on: server
+      )
+      #expect(result.error == nil)
+      #expect(result.recorder.messages.first?.count == 5 * Self.mebibyte)
+    }
+  }
+
+  @Test("a 100-byte limit rejects a 200-byte response with RESOURCE_EXHAUSTED")
+  func loweredLimit() async throws {
+    try await withTestServer { server in
+      let result = try await self.unary(responseBytes: 200, limit: 100, on: server)
+      let error = try #require(result.error)
+      #expect(error.code == .resourceExhausted)
+      #expect(error.message.contains("200"))
+      #expect(error.message.contains("100"))
+    }
+  }
+}

@@ -1,0 +1,52 @@
+import GRPCCore
+import Testing
+
+@testable import GRPCCalls
+
+@Suite("Host parsing and channel keys")
+struct HostTargetTests {
+  @Test(
+    "hosts parse to the core's targets",
+    arguments: [
+      ("example.com", HostTarget.dns(host: "example.com", port: 443)),
+      ("example.com:8080", .dns(host: "example.com", port: 8080)),
+      ("127.0.0.1:50051", .dns(host: "127.0.0.1", port: 50051)),
+      ("[::1]:50051", .dns(host: "::1", port: 50051)),
+      ("[::1]", .dns(host: "::1", port: 443)),
+      ("dns:example.com:9", .dns(host: "example.com", port: 9)),
+      ("dns:///example.com", .dns(host: "example.com", port: 443)),
+      (
+        "ipv4:10.0.0.1:1,10.0.0.2:2",
+        .ipv4([.init(host: "10.0.0.1", port: 1), .init(host: "10.0.0.2", port: 2)])
+      ),
+      ("ipv6:[::1]:3", .ipv6([.init(host: "::1", port: 3)])),
+      ("unix:/tmp/socket", .unix(path: "/tmp/socket")),
+      ("unix:///tmp/socket", .unix(path: "/tmp/socket")),
+    ]
+  )
+  func parses(host: String, expected: HostTarget) throws {
+    #expect(try HostTarget(parsing: host) == expected)
+  }
+
+  @Test(
+    "malformed hosts throw INVALID_ARGUMENT naming the host",
+    arguments: ["host:notaport", "host:70000", "::1", "[::1", "unix:", "ipv4:", ":80", "dns://auth/x"]
+  )
+  func rejects(host: String) {
+    #expect {
+      try HostTarget(parsing: host)
+    } throws: { error in
+      guard let error = error as? GRPCError else { return false }
+      return error.code == .invalidArgument && error.message.contains(host)
+    }
+  }
+
+  @Test("`name` and `name:443` are the same channel")
+  func defaultPortNormalizes() throws {
+    let options = GRPCCallOptions()
+    #expect(
+      try ChannelKey(host: "example.com", options: options)
+        == ChannelKey(host: "example.com:443", options: options)
+    )
+  }
+}
