@@ -26,7 +26,11 @@ struct CancellationTests {
     try await withTestServer { server in
       let box = CallBox()
       let recorder = CallRecorder { _, index in
-        if index == 0 { box.call?.cancel() }
+        guard index == 0 else { return }
+        // Hold the handler's queue so the rest of the stream and its close queue up behind
+        // this callback: cancel must drop all of them.
+        Thread.sleep(forTimeInterval: 0.3)
+        box.call?.cancel()
       }
       let (call, _) = try server.call("StreamingOutputCall", recorder: recorder)
       box.call = call
