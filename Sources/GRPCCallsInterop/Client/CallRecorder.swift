@@ -17,6 +17,9 @@ public final class CallRecorder: GRPCResponseHandler {
     case close(trailers: Metadata?, error: GRPCError?)
   }
 
+  /// How a call closed: the trailers and the error, if any.
+  public typealias Close = (trailers: Metadata?, error: GRPCError?)
+
   public let dispatchQueue: DispatchQueue
   private let queueKey = DispatchSpecificKey<UInt8>()
   private let state = Mutex(State())
@@ -66,7 +69,7 @@ public final class CallRecorder: GRPCResponseHandler {
   }
 
   /// The close, once delivered.
-  public var close: (trailers: Metadata?, error: GRPCError?)? {
+  public var close: Close? {
     for case .close(let trailers, let error) in self.events { return (trailers, error) }
     return nil
   }
@@ -113,9 +116,7 @@ public final class CallRecorder: GRPCResponseHandler {
   }
 
   /// Waits for the close and returns it, or `nil` if it did not come within `seconds`.
-  public func waitForClose(upTo seconds: Double = 30) async -> (
-    trailers: Metadata?, error: GRPCError?
-  )? {
+  public func waitForClose(upTo seconds: Double = 30) async -> Close? {
     await self.wait(upTo: seconds) { $0.close != nil }
     return self.close
   }

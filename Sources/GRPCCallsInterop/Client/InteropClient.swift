@@ -75,7 +75,7 @@ extension InteropClient {
     _ recorder: CallRecorder,
     code expected: RPCError.Code?,
     message: String? = nil
-  ) async throws -> (trailers: Metadata?, error: GRPCError?) {
+  ) async throws -> CallRecorder.Close {
     guard let close = await recorder.waitForClose() else {
       throw InteropCaseFailure("the call did not close within 30 s")
     }

@@ -10,11 +10,7 @@ struct CallShapeTests {
   @Test("empty unary")
   func emptyUnary() async throws {
     try await withTestServer { server in
-      let (call, recorder) = try server.call("EmptyCall")
-      call.start()
-      call.writeData(try Grpc_Testing_Empty().bytes)
-      call.finish()
-      let close = try #require(await recorder.waitForClose())
+      let (_, recorder, close) = try await server.complete("EmptyCall", Grpc_Testing_Empty())
       #expect(close.error == nil)
       #expect(recorder.messages.count == 1)
       #expect(try Grpc_Testing_Empty(serializedBytes: recorder.messages[0]) == Grpc_Testing_Empty())
@@ -27,11 +23,7 @@ struct CallShapeTests {
       var request = Grpc_Testing_SimpleRequest()
       request.responseSize = 314_159
       request.payload.body = Data(repeating: 0, count: 271_828)
-      let (call, recorder) = try server.call("UnaryCall")
-      call.start()
-      call.writeData(try request.bytes)
-      call.finish()
-      let close = try #require(await recorder.waitForClose())
+      let (_, recorder, close) = try await server.complete("UnaryCall", request)
       #expect(close.error == nil)
       try #require(recorder.messages.count == 1)
       let response = try Grpc_Testing_SimpleResponse(serializedBytes: recorder.messages[0])
@@ -65,11 +57,7 @@ struct CallShapeTests {
     try await withTestServer { server in
       var request = Grpc_Testing_StreamingOutputCallRequest()
       request.responseParameters = [31415, 9, 2653, 58979].map(Self.parameters(size:))
-      let (call, recorder) = try server.call("StreamingOutputCall")
-      call.start()
-      call.writeData(try request.bytes)
-      call.finish()
-      let close = try #require(await recorder.waitForClose())
+      let (_, recorder, close) = try await server.complete("StreamingOutputCall", request)
       #expect(close.error == nil)
       let sizes = try recorder.messages.map {
         try Grpc_Testing_StreamingOutputCallResponse(serializedBytes: $0).payload.body.count

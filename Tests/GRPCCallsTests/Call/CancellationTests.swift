@@ -81,11 +81,7 @@ struct CancellationTests {
   @Test("cancel after close is a no-op")
   func cancelAfterClose() async throws {
     try await withTestServer { server in
-      let (call, recorder) = try server.call("EmptyCall")
-      call.start()
-      call.writeData(try Grpc_Testing_Empty().bytes)
-      call.finish()
-      let close = try #require(await recorder.waitForClose())
+      let (call, recorder, close) = try await server.complete("EmptyCall", Grpc_Testing_Empty())
       #expect(close.error == nil)
       call.cancel()
       try await Self.expectNothingMoreArrives(recorder)

@@ -25,11 +25,7 @@ struct ErrorTests {
       var request = Grpc_Testing_SimpleRequest()
       request.responseStatus.code = 2
       request.responseStatus.message = "test status message"
-      let (call, recorder) = try server.call("UnaryCall")
-      call.start()
-      call.writeData(try request.bytes)
-      call.finish()
-      let error = try #require(await recorder.waitForClose()?.error)
+      let error = try #require(try await server.complete("UnaryCall", request).close.error)
       #expect(error.code == .unknown)
       #expect(error.code.rawValue == 2)
       #expect(error.message == "test status message")

@@ -13,11 +13,7 @@ struct MetadataTests {
       var options = server.options
       options.initialMetadata.addString("hello", forKey: "x-grpc-test-echo-initial")
       options.initialMetadata.addBinary([0, 1, 254, 255], forKey: "x-grpc-test-echo-trailing-bin")
-      let (call, recorder) = try server.call("EmptyCall", options: options)
-      call.start()
-      call.writeData(try Grpc_Testing_Empty().bytes)
-      call.finish()
-      let close = try #require(await recorder.waitForClose())
+      let (_, recorder, close) = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options)
       #expect(close.error == nil)
       let headers = try #require(recorder.initialMetadata)
       #expect(Array(headers[stringValues: "x-grpc-test-echo-initial"]) == ["hello"])
@@ -35,11 +31,7 @@ struct MetadataTests {
       var request = Grpc_Testing_StreamingOutputCallRequest()
       request.responseStatus.code = 5
       request.responseStatus.message = "not here"
-      let (call, recorder) = try server.call("FullDuplexCall", options: options)
-      call.start()
-      call.writeData(try request.bytes)
-      call.finish()
-      let close = try #require(await recorder.waitForClose())
+      let (_, recorder, close) = try await server.complete("FullDuplexCall", request, options: options)
       let error = try #require(close.error)
       #expect(error.code == .notFound)
       #expect(error.message == "not here")
@@ -58,11 +50,8 @@ struct MetadataTests {
       options.userAgentPrefix = "test-prefix/2"
       options.userAgentSuffix = "suffix"
       options.initialMetadata.addString("1", forKey: "x-grpc-test-echo-useragent")
-      let (call, recorder) = try server.call("EmptyCall", options: options)
-      call.start()
-      call.writeData(try Grpc_Testing_Empty().bytes)
-      call.finish()
-      #expect(await recorder.waitForClose()?.error == nil)
+      let (_, recorder, close) = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options)
+      #expect(close.error == nil)
       let echoed = recorder.initialMetadata?[stringValues: "x-grpc-test-echo-useragent"].first { _ in true }
       #expect(echoed == "test-prefix/2 grpc-calls/\(GRPCCallsVersion.string) suffix")
     }
@@ -121,11 +110,7 @@ struct MetadataTests {
   }
 
   static func emptyCall(on server: TestServer, options: GRPCCallOptions) async throws {
-    let (call, recorder) = try server.call("EmptyCall", options: options)
-    call.start()
-    call.writeData(try Grpc_Testing_Empty().bytes)
-    call.finish()
-    let close = try #require(await recorder.waitForClose())
+    let (_, _, close) = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options)
     #expect(close.error == nil)
   }
 }

@@ -16,11 +16,8 @@ struct ResponseSizeLimitTests {
   ) async throws -> (trailers: Metadata?, error: GRPCError?, recorder: CallRecorder) {
     var options = server.options
     if let limit { options.responseSizeLimit = limit }
-    let (call, recorder) = try server.call("UnaryCall", options: options)
-    call.start()
-    call.writeData(try unaryRequest(responseBytes: responseBytes).bytes)
-    call.finish()
-    let close = try #require(await recorder.waitForClose())
+    let request = try unaryRequest(responseBytes: responseBytes)
+    let (_, recorder, close) = try await server.complete("UnaryCall", request, options: options)
     return (close.trailers, close.error, recorder)
   }
 

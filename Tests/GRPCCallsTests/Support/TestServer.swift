@@ -3,6 +3,7 @@ import GRPCCalls
 import GRPCCallsInterop
 import GRPCCore
 import SwiftProtobuf
+import Testing
 
 /// A real interop server on 127.0.0.1:0 and a channel pool of the test's own.
 struct TestServer: Sendable {
@@ -30,6 +31,20 @@ struct TestServer: Sendable {
     recorder: CallRecorder = CallRecorder()
   ) throws -> (GRPCCall2, CallRecorder) {
     try self.client.makeCall(method, service: service, options: options, recorder: recorder)
+  }
+
+  /// Starts `method`, sends `request`, half-closes and waits for the close.
+  func complete(
+    _ method: String,
+    _ request: some SwiftProtobuf.Message,
+    options: GRPCCallOptions? = nil
+  ) async throws -> (call: GRPCCall2, recorder: CallRecorder, close: CallRecorder.Close) {
+    let (call, recorder) = try self.call(method, options: options)
+    call.start()
+    call.writeData(try request.bytes)
+    call.finish()
+    let close = try #require(await recorder.waitForClose())
+    return (call, recorder, close)
   }
 }
 
