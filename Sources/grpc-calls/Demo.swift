@@ -10,7 +10,7 @@ struct Demo: AsyncParsableCommand {
 
   func run() async throws {
     let server = try await InteropServer.start(host: "127.0.0.1", port: 0)
-    print("interop server listening on \(server.target)")
+    Console.line("interop server listening on \(server.target)")
     let client = InteropClient(target: server.target)
     let summary = await InteropRunner.run(InteropTestCase.allCases, with: client)
     await server.stopAndWait()

@@ -5,22 +5,37 @@ enum InteropRunner {
   struct Summary {
     var passed = 0
     var failed = 0
+    var unsupported = 0
   }
 
   static func run(_ cases: [InteropTestCase], with client: InteropClient) async -> Summary {
+    await self.run(cases.compactMap { InteropCaseName($0.rawValue) }, with: client)
+  }
+
+  static func run(_ cases: [InteropCaseName], with client: InteropClient) async -> Summary {
     var summary = Summary()
     for testCase in cases {
       let start = ContinuousClock.now
-      do {
-        try await client.run(testCase)
-        summary.passed += 1
-        print("PASS  \(testCase.rawValue) (\(Self.milliseconds(since: start)) ms)")
-      } catch {
-        summary.failed += 1
-        print("FAIL  \(testCase.rawValue): \(error)")
+      switch testCase.kind {
+      case .unsupported(let reason):
+        summary.unsupported += 1
+        Console.line("SKIP  \(testCase.name): not supported yet (\(reason))")
+      case .supported(let runnable):
+        do {
+          try await client.run(runnable)
+          summary.passed += 1
+          Console.line("PASS  \(testCase.name) (\(Self.milliseconds(since: start)) ms)")
+        } catch {
+          summary.failed += 1
+          Console.line("FAIL  \(testCase.name): \(error)")
+        }
       }
     }
-    print("\(summary.passed) passed, \(summary.failed) failed")
+    var line = "\(summary.passed) passed, \(summary.failed) failed"
+    if summary.unsupported > 0 {
+      line += ", \(summary.unsupported) skipped"
+    }
+    Console.line(line)
     return summary
   }
 

@@ -15,7 +15,7 @@ struct Serve: AsyncParsableCommand {
 
   func run() async throws {
     let server = try await InteropServer.start(host: self.host, port: self.port)
-    print("listening on \(server.target)")
+    Console.line("listening on \(server.target)")
     try await server.waitUntilStopped()
   }
 }

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Interop against an independent implementation: Python grpcio (gRPC C core).
+#
+#  1. grpc-calls interop (our client, through GRPCCall2) against the grpcio server;
+#  2. grpc-calls interop against our own server, `grpc-calls serve`;
+#  3. the grpcio client against `grpc-calls serve`, to show our test server is a faithful peer.
+#
+# Creates a virtual environment (.venv-interop, kept out of git) with grpcio and grpcio-tools.
+# Exits non-zero if any case fails. Usage: interop/run.sh [path/to/grpc-calls]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+tool="${1:-}"
+if [ -z "$tool" ]; then
+  swift build --product grpc-calls >&2
+  tool="$(swift build --show-bin-path)/grpc-calls"
+fi
+
+venv="$root/.venv-interop"
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+"$venv/bin/pip" install --quiet --disable-pip-version-check grpcio grpcio-tools
+python="$venv/bin/python"
+"$python" -c 'import grpc; print("grpcio", grpc.__version__)'
+
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+# Starts a server command in the background (in this shell, so cleanup can stop it) and sets
+# `port` from its "listening on HOST:PORT" line.
+port=""
+start_server() {
+  local log
+  log="$(mktemp)"
+  "$@" >"$log" 2>&1 &
+  pids+=("$!")
+  for _ in $(seq 1 300); do
+    port="$(sed -n 's/.*listening on .*:\([0-9][0-9]*\)$/\1/p' "$log" | head -n 1)"
+    if [ -n "$port" ]; then return 0; fi
+    if ! kill -0 "${pids[-1]}" 2>/dev/null; then break; fi
+    sleep 0.1
+  done
+  echo "server '$*' did not start:" >&2
+  cat "$log" >&2
+  return 1
+}
+
+status=0
+
+echo "--- grpc-calls interop -> grpcio server"
+start_server "$python" interop/python/server.py --port 0
+"$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all || status=1
+
+echo "--- grpc-calls interop -> grpc-calls serve"
+start_server "$tool" serve --port 0
+"$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all || status=1
+
+echo "--- grpcio client -> grpc-calls serve"
+"$python" interop/python/client.py --server_host 127.0.0.1 --server_port "$port" --test_case all || status=1
+
+exit "$status"
