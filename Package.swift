@@ -24,6 +24,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
   ],
   targets: [
     .target(
@@ -54,6 +55,10 @@ let package = Package(
         .target(name: "GRPCCalls"),
         .target(name: "GRPCCallsInterop"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        .product(name: "Histogram", package: "hdrhistogram-swift"),
       ],
       swiftSettings: swiftSettings
     ),

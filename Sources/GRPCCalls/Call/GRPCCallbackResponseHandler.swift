@@ -19,18 +19,21 @@ public struct GRPCCallbackResponseHandler: GRPCResponseHandler {
 
   /// Creates a handler.
   ///
+  /// The order of the parameters lets the common case read naturally: an unlabeled trailing
+  /// closure is `onData`, then `onClose:`, then the optional `onInitialMetadata:` and `onWrite:`.
+  ///
   /// - Parameters:
   ///   - queue: The queue every closure runs on.
-  ///   - onInitialMetadata: Called with the response headers.
-  ///   - onWrite: Called when the transport accepted a written message (flow control only).
   ///   - onData: Called with each response message.
   ///   - onClose: Called once when the call closes, with the trailers and the error, if any.
+  ///   - onInitialMetadata: Called with the response headers.
+  ///   - onWrite: Called when the transport accepted a written message (flow control only).
   public init(
     queue: DispatchQueue,
-    onInitialMetadata: @escaping @Sendable (Metadata) -> Void = { _ in },
-    onWrite: @escaping @Sendable () -> Void = {},
     onData: @escaping @Sendable (any Sendable) -> Void = { _ in },
-    onClose: @escaping @Sendable (Metadata?, GRPCError?) -> Void
+    onClose: @escaping @Sendable (Metadata?, GRPCError?) -> Void,
+    onInitialMetadata: @escaping @Sendable (Metadata) -> Void = { _ in },
+    onWrite: @escaping @Sendable () -> Void = {}
   ) {
     self.dispatchQueue = queue
     self.onInitialMetadata = onInitialMetadata

@@ -9,6 +9,7 @@ public struct ChannelKey: Hashable, Sendable {
   var transportType: GRPCTransportType
   var responseSizeLimit: Int
   var userAgent: String
+  var flushCoalescing: Bool
   var channelPoolDomain: String?
   var channelId: Int
 
@@ -20,6 +21,7 @@ public struct ChannelKey: Hashable, Sendable {
     self.transportType = options.transportType
     self.responseSizeLimit = options.effectiveResponseSizeLimit
     self.userAgent = UserAgent.value(for: options)
+    self.flushCoalescing = options.flushCoalescing
     self.channelPoolDomain = options.channelPoolDomain
     self.channelId = options.channelId
   }

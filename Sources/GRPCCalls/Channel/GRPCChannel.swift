@@ -16,10 +16,15 @@ final class GRPCChannel: Sendable {
     self.key = key
     let security: HTTP2ClientTransport.Posix.TransportSecurity =
       key.transportType.isSecure ? .tls : .plaintext
+    var config = HTTP2ClientTransport.Posix.Config.defaults
+    if !key.flushCoalescing {
+      config.connection.flushCoalescing = nil
+    }
     do {
       let transport = try HTTP2ClientTransport.Posix(
         target: key.target.resolvableTarget,
-        transportSecurity: security
+        transportSecurity: security,
+        config: config
       )
       self.client = GRPCClient(transport: transport)
     } catch {

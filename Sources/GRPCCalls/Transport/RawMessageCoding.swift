@@ -1,16 +1,23 @@
-internal import Foundation
-internal import GRPCCore
+package import Foundation
+package import GRPCCore
 
 /// Passes request bytes to the core unchanged.
-struct RawSerializer: MessageSerializer {
-  func serialize<Bytes: GRPCContiguousBytes>(_ message: Data) throws -> Bytes {
+///
+/// `package`: the bench's grpc-swift-2 client uses the same coders, so that every bench client
+/// pays for the same (no) serialization work.
+package struct RawSerializer: MessageSerializer {
+  package init() {}
+
+  package func serialize<Bytes: GRPCContiguousBytes>(_ message: Data) throws -> Bytes {
     Bytes(message)
   }
 }
 
 /// Passes response bytes from the core unchanged, as `Data`.
-struct RawDeserializer: MessageDeserializer {
-  func deserialize<Bytes: GRPCContiguousBytes>(_ serializedMessageBytes: Bytes) throws -> Data {
+package struct RawDeserializer: MessageDeserializer {
+  package init() {}
+
+  package func deserialize<Bytes: GRPCContiguousBytes>(_ serializedMessageBytes: Bytes) throws -> Data {
     serializedMessageBytes.withUnsafeBytes { Data($0) }
   }
 }

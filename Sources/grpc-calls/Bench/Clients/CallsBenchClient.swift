@@ -1,0 +1,89 @@
+internal import Dispatch
+internal import Foundation
+internal import GRPCCalls
+internal import GRPCCore
+
+/// Makes calls through this library's `GRPCCall2`.
+struct CallsBenchClient: BenchClient {
+  let name = "grpc-calls"
+  let target: String
+  let options: GRPCCallOptions
+  let pool = GRPCChannelPool()
+  /// Callbacks are tiny; a concurrent queue lets calls in flight complete in parallel while each
+  /// call's own callbacks stay serial.
+  private let queue = DispatchQueue(label: "bench.grpc-calls", attributes: .concurrent)
+
+  init(target: String, flushCoalescing: Bool) {
+    self.target = target
+    var options = GRPCCallOptions()
+    options.transportType = .insecure
+    options.flushCoalescing = flushCoalescing
+    self.options = options
+  }
+
+  func unary(_ request: Data) async throws -> Int {
+    let (call, events) = try self.makeCall(BenchMethod.unary)
+    call.start()
+    call.writeData(request)
+    call.finish()
+    var size = 0
+    for try await message in events {
+      size += message.count
+    }
+    return size
+  }
+
+  func pingPong(rounds: Int, request: Data, lap: @escaping @Sendable () -> Void) async throws {
+    let (call, events) = try self.makeCall(BenchMethod.fullDuplex)
+    call.start()
+    var iterator = events.makeAsyncIterator()
+    for _ in 0..<rounds {
+      call.writeData(request)
+      guard try await iterator.next() != nil else {
+        throw BenchFailure(description: "ping-pong stream ended early")
+      }
+      lap()
+    }
+    call.finish()
+    while try await iterator.next() != nil {}
+  }
+
+  func serverStream(_ request: Data) async throws -> (messages: Int, bytes: Int) {
+    let (call, events) = try self.makeCall(BenchMethod.streamingOutput)
+    call.start()
+    call.writeData(request)
+    call.finish()
+    var result = (messages: 0, bytes: 0)
+    for try await message in events {
+      result.messages += 1
+      result.bytes += message.count
+    }
+    return result
+  }
+
+  func close() {
+    self.pool.disconnectAll()
+  }
+
+  /// A call whose responses arrive as a stream that ends at the close (throwing on error).
+  private func makeCall(
+    _ method: String
+  ) throws -> (GRPCCall2, AsyncThrowingStream<Data, any Error>) {
+    let (events, continuation) = AsyncThrowingStream.makeStream(of: Data.self)
+    let handler = GRPCCallbackResponseHandler(queue: self.queue) { data in
+      continuation.yield(data as? Data ?? Data())
+    } onClose: { _, error in
+      continuation.finish(throwing: error)
+    }
+    let call = GRPCCall2(
+      requestOptions: try GRPCRequestOptions(
+        host: self.target,
+        path: "/\(BenchMethod.service)/\(method)"
+      ),
+      responseHandler: handler,
+      callOptions: self.options,
+      channelPool: self.pool
+    )
+    return (call, events)
+  }
+}

@@ -1,0 +1,31 @@
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
+
+/// The process's CPU time and peak memory, from `getrusage`.
+struct ResourceUsage {
+  /// User plus system CPU time, in seconds.
+  var cpuSeconds: Double
+  /// Peak resident set size, in MiB.
+  var peakRSSMiB: Double
+
+  static func now() -> ResourceUsage {
+    var usage = rusage()
+    #if os(Linux)
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    #else
+    getrusage(RUSAGE_SELF, &usage)
+    #endif
+    let cpu =
+      Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+      + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+    #if os(Linux)
+    let peak = Double(usage.ru_maxrss) / 1024  // KiB on Linux
+    #else
+    let peak = Double(usage.ru_maxrss) / (1024 * 1024)  // bytes on Darwin
+    #endif
+    return ResourceUsage(cpuSeconds: cpu, peakRSSMiB: peak)
+  }
+}

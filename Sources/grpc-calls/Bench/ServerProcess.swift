@@ -1,0 +1,47 @@
+internal import Foundation
+
+/// The interop server in a process of its own (this binary's `serve`), so that the bench's CPU
+/// figures count the clients only.
+final class ServerProcess {
+  private let process = Process()
+  let port: Int
+
+  init() throws {
+    let output = Pipe()
+    self.process.executableURL = Self.ownExecutable()
+    self.process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0"]
+    self.process.standardOutput = output
+    try self.process.run()
+
+    var text = ""
+    let deadline = Date().addingTimeInterval(30)
+    while Date() < deadline {
+      let chunk = output.fileHandleForReading.availableData
+      guard !chunk.isEmpty else { break }
+      text += String(decoding: chunk, as: UTF8.self)
+      if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on") }),
+        let port = line.split(separator: ":").last.flatMap({ Int($0) })
+      {
+        self.port = port
+        return
+      }
+    }
+    self.process.terminate()
+    throw BenchFailure(description: "the bench server did not start: \(text)")
+  }
+
+  func stop() {
+    if self.process.isRunning {
+      self.process.terminate()
+      self.process.waitUntilExit()
+    }
+  }
+
+  private static func ownExecutable() -> URL {
+    #if os(Linux)
+    return URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    #else
+    return URL(fileURLWithPath: CommandLine.arguments[0])
+    #endif
+  }
+}

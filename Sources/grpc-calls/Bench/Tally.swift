@@ -1,0 +1,46 @@
+internal import Histogram
+
+/// What one client accumulates over the slices of a scenario.
+struct Tally: Sendable {
+  /// Latencies in microseconds (calls or round trips).
+  var latencies = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+  var calls = 0
+  var messages = 0
+  var bytes = 0
+  var seconds = 0.0
+  var cpuSeconds = 0.0
+
+  mutating func record(microseconds: UInt64) {
+    _ = self.latencies.record(Swift.max(1, microseconds))
+  }
+
+  mutating func add(_ other: Tally) {
+    self.latencies.add(other.latencies)
+    self.calls += other.calls
+    self.messages += other.messages
+    self.bytes += other.bytes
+    self.seconds += other.seconds
+    self.cpuSeconds += other.cpuSeconds
+  }
+
+  var p50: Double { Double(self.latencies.valueAtPercentile(50)) }
+  var p90: Double { Double(self.latencies.valueAtPercentile(90)) }
+  var p99: Double { Double(self.latencies.valueAtPercentile(99)) }
+  var max: Double { Double(self.latencies.max) }
+  var callsPerSecond: Double { self.seconds > 0 ? Double(self.calls) / self.seconds : 0 }
+  var messagesPerSecond: Double { self.seconds > 0 ? Double(self.messages) / self.seconds : 0 }
+  var megabytesPerSecond: Double { self.seconds > 0 ? Double(self.bytes) / 1e6 / self.seconds : 0 }
+  /// CPU seconds per 1,000 calls (or round trips, or messages for streams).
+  var cpuPerThousand: Double {
+    let units = self.calls > 0 ? self.calls : self.messages
+    return units > 0 ? self.cpuSeconds / Double(units) * 1000 : 0
+  }
+}
+
+/// Microseconds since `start`.
+func microseconds(since start: ContinuousClock.Instant) -> UInt64 {
+  let elapsed = ContinuousClock.now - start
+  return UInt64(elapsed.components.seconds) * 1_000_000
+    + UInt64(elapsed.components.attoseconds / 1_000_000_000_000)
+}
+
