@@ -24,11 +24,12 @@ public final class GRPCChannelPool: Sendable {
   public static let shared = GRPCChannelPool()
 
   public let config: Config
-  private let state = Mutex(PoolState())
+  private let state: Mutex<PoolState>
 
   /// Creates an empty pool.
   public init(config: Config = .defaults) {
     self.config = config
+    self.state = Mutex(PoolState(idleTimeout: config.idleTimeout))
   }
 
   /// The number of open channels.
@@ -63,13 +64,22 @@ public final class GRPCChannelPool: Sendable {
   }
 
   fileprivate func release(_ channel: GRPCChannel) {
-    guard let generation = self.state.withLock({ $0.checkIn(channel) }) else { return }
-    let idleTimeout = self.config.idleTimeout
+    if self.state.withLock({ $0.checkIn(channel, now: .now) }) {
+      self.armIdleTimer(for: channel, after: self.config.idleTimeout)
+    }
+  }
+
+  private func armIdleTimer(for channel: GRPCChannel, after delay: Duration) {
     Task { [weak self] in
-      try? await Task.sleep(for: idleTimeout)
+      try? await Task.sleep(for: delay)
       guard let self else { return }
-      if let expired = self.state.withLock({ $0.expire(channel, generation: generation) }) {
-        expired.shutDown()
+      switch self.state.withLock({ $0.timerFired(channel, now: .now) }) {
+      case .close(let idle):
+        idle.shutDown()
+      case .rearm(let remaining):
+        self.armIdleTimer(for: channel, after: remaining)
+      case .none:
+        break
       }
     }
   }

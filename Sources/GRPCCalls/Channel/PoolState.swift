@@ -1,24 +1,45 @@
-/// The pool's bookkeeping: which channel serves each key and how many calls it runs.
+/// The pool's bookkeeping: which channel serves each key, how many calls it runs, and when it
+/// went idle.
 ///
-/// A channel whose call count drops to zero gets a new idle generation; the idle timer expires
-/// it only if the generation is unchanged when the timer fires (no call came in between).
+/// Idle closing uses at most one timer per channel at a time. A channel that goes idle arms a
+/// timer only if none is pending; when the timer fires, the channel is closed if it has been
+/// idle for the whole timeout, re-armed for the rest if it went idle again later, and left
+/// alone (disarmed) if a call is running. A channel used by one call after another therefore
+/// costs one timer per timeout period, not one per call.
+///
 /// Channels are matched by identity, so a lease from before ``removeAll()`` cannot touch the
 /// channel that replaced its own.
 struct PoolState {
   private struct Entry {
     var channel: GRPCChannel
     var activeCalls: Int
-    var idleGeneration: Int
+    var idleSince: ContinuousClock.Instant?
+    var timerArmed: Bool
+  }
+
+  /// What to do when a timer fires.
+  enum TimerAction {
+    /// Close this channel: it has been idle for the whole timeout.
+    case close(GRPCChannel)
+    /// Fire again after this long: the channel went idle again after the timer was armed.
+    case rearm(Duration)
+    /// Nothing: the channel is busy or gone.
+    case none
   }
 
   private var entries: [ChannelKey: Entry] = [:]
+  private let idleTimeout: Duration
+
+  init(idleTimeout: Duration) {
+    self.idleTimeout = idleTimeout
+  }
 
   var count: Int { self.entries.count }
 
   mutating func checkOut(_ key: ChannelKey) -> GRPCChannel? {
     guard var entry = self.entries[key] else { return nil }
     entry.activeCalls += 1
-    entry.idleGeneration += 1
+    entry.idleSince = nil
     self.entries[key] = entry
     return entry.channel
   }
@@ -28,28 +49,38 @@ struct PoolState {
     if let existing = self.checkOut(fresh.key) {
       return (existing, false)
     }
-    self.entries[fresh.key] = Entry(channel: fresh, activeCalls: 1, idleGeneration: 0)
+    self.entries[fresh.key] = Entry(channel: fresh, activeCalls: 1, idleSince: nil, timerArmed: false)
     return (fresh, true)
   }
 
-  /// Counts a call off; returns the idle generation to expire if the channel went idle.
-  mutating func checkIn(_ channel: GRPCChannel) -> Int? {
-    guard var entry = self.entries[channel.key], entry.channel === channel else { return nil }
+  /// Counts a call off; returns `true` if the caller must arm the channel's idle timer.
+  mutating func checkIn(_ channel: GRPCChannel, now: ContinuousClock.Instant) -> Bool {
+    guard var entry = self.entries[channel.key], entry.channel === channel else { return false }
     entry.activeCalls -= 1
+    var arm = false
     if entry.activeCalls == 0 {
-      entry.idleGeneration += 1
+      entry.idleSince = now
+      arm = !entry.timerArmed
+      entry.timerArmed = true
     }
     self.entries[channel.key] = entry
-    return entry.activeCalls == 0 ? entry.idleGeneration : nil
+    return arm
   }
 
-  /// Removes the channel if it has stayed idle since `generation`; returns it to shut down.
-  mutating func expire(_ channel: GRPCChannel, generation: Int) -> GRPCChannel? {
-    guard let entry = self.entries[channel.key], entry.channel === channel,
-      entry.activeCalls == 0, entry.idleGeneration == generation
-    else { return nil }
-    self.entries[channel.key] = nil
-    return channel
+  /// The channel's idle timer fired.
+  mutating func timerFired(_ channel: GRPCChannel, now: ContinuousClock.Instant) -> TimerAction {
+    guard var entry = self.entries[channel.key], entry.channel === channel else { return .none }
+    guard entry.activeCalls == 0, let idleSince = entry.idleSince else {
+      entry.timerArmed = false
+      self.entries[channel.key] = entry
+      return .none
+    }
+    let idleFor = now - idleSince
+    if idleFor >= self.idleTimeout {
+      self.entries[channel.key] = nil
+      return .close(channel)
+    }
+    return .rearm(self.idleTimeout - idleFor)
   }
 
   mutating func removeAll() -> [GRPCChannel] {

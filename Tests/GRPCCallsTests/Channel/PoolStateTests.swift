@@ -1,0 +1,85 @@
+import Testing
+
+@testable import GRPCCalls
+
+@Suite("Channel pool bookkeeping (no I/O)")
+struct PoolStateTests {
+  let timeout = Duration.seconds(30)
+  let start = ContinuousClock.now
+
+  private func channel(id: Int = 0) throws -> GRPCChannel {
+    var options = GRPCCallOptions()
+    options.channelId = id
+    // Creating a channel opens nothing: connections start only with `start()`.
+    return try GRPCChannel(key: ChannelKey(host: "127.0.0.1:1", options: options))
+  }
+
+  @Test("one timer per idle period: calls one after another do not arm more")
+  func oneTimerPerIdlePeriod() throws {
+    var state = PoolState(idleTimeout: self.timeout)
+    let channel = try self.channel()
+    _ = state.checkOutOrInsert(channel)
+    let armedFirst = state.checkIn(channel, now: self.start)
+    #expect(armedFirst)
+    for second in 1...5 {
+      let checkedOut = state.checkOut(channel.key)
+      #expect(checkedOut === channel)
+      let armedAgain = state.checkIn(channel, now: self.start + .seconds(second))
+      #expect(!armedAgain)
+    }
+  }
+
+  @Test("the timer re-arms for the rest when the channel went idle again later")
+  func rearms() throws {
+    var state = PoolState(idleTimeout: self.timeout)
+    let channel = try self.channel()
+    _ = state.checkOutOrInsert(channel)
+    _ = state.checkIn(channel, now: self.start)
+    _ = state.checkOut(channel.key)
+    _ = state.checkIn(channel, now: self.start + .seconds(10))
+    guard case .rearm(let remaining) = state.timerFired(channel, now: self.start + .seconds(30)) else {
+      Issue.record("expected a re-arm")
+      return
+    }
+    #expect(remaining == .seconds(10))
+    guard case .close = state.timerFired(channel, now: self.start + .seconds(40)) else {
+      Issue.record("expected the channel to close")
+      return
+    }
+    #expect(state.count == 0)
+  }
+
+  @Test("a busy channel disarms its timer; the next idle period arms a new one")
+  func busyDisarms() throws {
+    var state = PoolState(idleTimeout: self.timeout)
+    let channel = try self.channel()
+    _ = state.checkOutOrInsert(channel)
+    _ = state.checkIn(channel, now: self.start)
+    _ = state.checkOut(channel.key)
+    guard case .none = state.timerFired(channel, now: self.start + .seconds(30)) else {
+      Issue.record("a busy channel must not close")
+      return
+    }
+    #expect(state.count == 1)
+    let armed = state.checkIn(channel, now: self.start + .seconds(31))
+    #expect(armed)
+  }
+
+  @Test("a lease from before removeAll cannot touch the channel that replaced its own")
+  func identity() throws {
+    var state = PoolState(idleTimeout: self.timeout)
+    let old = try self.channel()
+    _ = state.checkOutOrInsert(old)
+    let removed = state.removeAll()
+    #expect(removed.count == 1)
+    let fresh = try self.channel()
+    _ = state.checkOutOrInsert(fresh)
+    let armed = state.checkIn(old, now: self.start)
+    #expect(!armed)
+    guard case .none = state.timerFired(old, now: self.start + .seconds(60)) else {
+      Issue.record("an old channel's timer must not close the new one")
+      return
+    }
+    #expect(state.count == 1)
+  }
+}
