@@ -72,6 +72,15 @@ public final class GRPCCall2: Sendable {
     self.perform(self.state.withLock { $0.finish() })
   }
 
+  /// Asks for `count` more response messages, when flow control is enabled.
+  ///
+  /// Demand accumulates and may be given before ``start()``. `count` ≤ 0 does nothing, and so
+  /// does every call when ``GRPCCallOptions/enableFlowControl`` is off.
+  public func receiveNextMessages(_ count: Int) {
+    guard self.callOptions.enableFlowControl else { return }
+    self.rpc.receiveNextMessages(count)
+  }
+
   /// Cancels the call.
   ///
   /// Unless the call had already closed, it closes with `CANCELLED` (1), "Canceled by app", and

@@ -20,6 +20,8 @@ final class GRPCCall2Internal: Sendable {
   private let requests: AsyncStream<Data>
   private let requestSink: AsyncStream<Data>.Continuation
   private let task = Mutex(TaskState.notStarted)
+  /// Response demand; `nil` when flow control is off.
+  private let demand: MessageDemand?
 
   private enum TaskState {
     case notStarted
@@ -38,6 +40,11 @@ final class GRPCCall2Internal: Sendable {
     self.dispatcher = dispatcher
     self.pool = pool
     (self.requests, self.requestSink) = AsyncStream.makeStream(of: Data.self)
+    self.demand = callOptions.enableFlowControl ? MessageDemand() : nil
+  }
+
+  func receiveNextMessages(_ count: Int) {
+    self.demand?.add(count)
   }
 
   func start() {
@@ -80,17 +87,23 @@ final class GRPCCall2Internal: Sendable {
       let lease = try self.pool.lease(for: key)
       defer { lease.release() }
       let outcome = try await lease.channel.client.bidirectionalStreaming(
-        request: StreamingClientRequest(metadata: metadata) { [requests] writer in
+        request: StreamingClientRequest(metadata: metadata) { [requests, dispatcher, demand] writer in
           for await message in requests {
+            // The writer returns once the transport accepted the message: that is what
+            // didWriteData reports under flow control.
             try await writer.write(message)
+            if demand != nil {
+              dispatcher.didWrite()
+            }
           }
         },
         descriptor: self.methodDescriptor,
         serializer: RawSerializer(),
         deserializer: RawDeserializer(),
         options: self.coreOptions
-      ) { [dispatcher] response in
-        await ResponseReader(dispatcher: dispatcher, responseSizeLimit: limit).read(response)
+      ) { [dispatcher, demand] response in
+        await ResponseReader(dispatcher: dispatcher, demand: demand, responseSizeLimit: limit)
+          .read(response)
       }
       self.dispatcher.close(trailers: outcome.trailers, error: outcome.error)
     } catch {

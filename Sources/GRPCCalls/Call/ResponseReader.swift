@@ -12,6 +12,9 @@ struct ResponseReader {
   }
 
   let dispatcher: ResponseDispatcher
+  /// With flow control, each message waits for a unit of demand before it is delivered; the
+  /// reader pulls the next part only after that, so at most one message waits in this layer.
+  let demand: MessageDemand?
   let responseSizeLimit: Int
 
   func read(_ response: StreamingClientResponse<Data>) async -> Outcome {
@@ -30,6 +33,7 @@ struct ResponseReader {
       for try await part in contents.bodyParts {
         switch part {
         case .message(let message):
+          try await self.demand?.take()
           self.dispatcher.message(message)
         case .trailingMetadata(let metadata):
           trailers = metadata

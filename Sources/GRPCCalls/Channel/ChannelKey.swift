@@ -10,6 +10,7 @@ public struct ChannelKey: Hashable, Sendable {
   var responseSizeLimit: Int
   var userAgent: String
   var flushCoalescing: Bool
+  var http2TargetWindowSize: Int
   var channelPoolDomain: String?
   var channelId: Int
 
@@ -22,6 +23,9 @@ public struct ChannelKey: Hashable, Sendable {
     self.responseSizeLimit = options.effectiveResponseSizeLimit
     self.userAgent = UserAgent.value(for: options)
     self.flushCoalescing = options.flushCoalescing
+    self.http2TargetWindowSize =
+      options.http2TargetWindowSize == 0
+      ? GRPCCallOptions.defaultHTTP2TargetWindowSize : options.http2TargetWindowSize
     self.channelPoolDomain = options.channelPoolDomain
     self.channelId = options.channelId
   }

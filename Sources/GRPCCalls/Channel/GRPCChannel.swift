@@ -20,6 +20,7 @@ final class GRPCChannel: Sendable {
     if !key.flushCoalescing {
       config.connection.flushCoalescing = nil
     }
+    config.http2.targetWindowSize = key.http2TargetWindowSize
     do {
       let transport = try HTTP2ClientTransport.Posix(
         target: key.target.resolvableTarget,

@@ -20,6 +20,7 @@ public final class InteropServerRecorder: Sendable {
     var acceptedConnections = 0
     var openConnections = 0
     var rpcs: [ReceivedRPC] = []
+    var streamedResponses = 0
   }
 
   private let state = Mutex(State())
@@ -35,6 +36,10 @@ public final class InteropServerRecorder: Sendable {
   /// Every RPC received, in arrival order.
   public var rpcs: [ReceivedRPC] { self.state.withLock { $0.rpcs } }
 
+  /// Streamed response messages whose write completed (the server's writer returned): how far
+  /// a server got before HTTP/2 flow control held it back.
+  public var streamedResponses: Int { self.state.withLock { $0.streamedResponses } }
+
   /// The distinct client addresses (so connections) that RPCs arrived on.
   public var rpcPeers: Set<String> { Set(self.rpcs.map(\.peer)) }
 
@@ -48,6 +53,10 @@ public final class InteropServerRecorder: Sendable {
       $0.acceptedConnections += 1
       $0.openConnections += 1
     }
+  }
+
+  func streamedResponseWritten() {
+    self.state.withLock { $0.streamedResponses += 1 }
   }
 
   func connectionClosed() {

@@ -58,7 +58,7 @@ extension TestService {
   }
 
   /// Writes one response per `response_parameters` entry, sleeping `interval_us` before each.
-  static func respond(
+  func respond(
     to request: Grpc_Testing_StreamingOutputCallRequest,
     with writer: RPCWriter<Grpc_Testing_StreamingOutputCallResponse>
   ) async throws {
@@ -69,6 +69,7 @@ extension TestService {
       var response = Grpc_Testing_StreamingOutputCallResponse()
       response.payload = Self.payload(size: parameters.size)
       try await writer.write(response)
+      self.recorder.streamedResponseWritten()
     }
   }
 
