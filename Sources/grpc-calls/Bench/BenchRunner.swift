@@ -1,10 +1,13 @@
 internal import Foundation
+internal import GRPCCalls
 
 /// Runs each scenario's slices, alternating between every client and variant.
 final class BenchRunner {
   private struct Contestant {
     var client: any BenchClient
     var variant: String
+    /// Runs only in these scenarios; `nil` for all.
+    var only: Set<BenchScenario>? = nil
   }
 
   private let contestants: [Contestant]
@@ -31,24 +34,41 @@ final class BenchRunner {
         contestants.append(Contestant(client: client, variant: variant))
       }
     }
+    if clients.contains("grpc-calls") {
+      // L49 flow control, measured where it matters: each round trip asks for its response.
+      contestants.append(
+        Contestant(
+          client: CallsBenchClient(
+            target: "\(host):\(port)",
+            flushCoalescing: GRPCCallOptions.defaultFlushCoalescing,
+            flowControl: true
+          ),
+          variant: "flow-control",
+          only: [.pingPong]
+        )
+      )
+    }
     self.contestants = contestants
     self.grpcio = grpcio
     self.settings = settings
   }
 
   func warmUp() async throws {
+    var progress = Progress(total: self.contestants.count)
     for contestant in self.contestants {
+      progress.step("warm-up \(contestant.client.name) \(contestant.variant)")
       try await BenchSlices.warmUp(calls: self.settings.warmupCalls, client: contestant.client)
     }
   }
 
   func run(_ scenario: BenchScenario, into report: BenchReport) async throws {
     let rounds = self.settings.rounds
-    var tallies = Array(repeating: Tally(), count: self.contestants.count)
+    let contestants = self.contestants.filter { $0.only?.contains(scenario) ?? true }
+    var tallies = Array(repeating: Tally(), count: contestants.count)
     var grpcioTally = Tally()
-    var progress = Progress(total: rounds * (self.contestants.count + (self.grpcio == nil ? 0 : 1)))
+    var progress = Progress(total: rounds * (contestants.count + (self.grpcio == nil ? 0 : 1)))
     for round in 0..<rounds {
-      for (index, contestant) in self.contestants.enumerated() {
+      for (index, contestant) in contestants.enumerated() {
         progress.step("\(scenario.rawValue) \(contestant.client.name) \(contestant.variant)")
         tallies[index].add(
           try await BenchSlices.run(
@@ -65,7 +85,7 @@ final class BenchRunner {
         grpcioTally.add(try await grpcio.run(scenario, slice: round, of: rounds, settings: self.settings))
       }
     }
-    for (index, contestant) in self.contestants.enumerated() {
+    for (index, contestant) in contestants.enumerated() {
       for metric in scenario.metrics {
         report.add(
           scenario.rawValue,

@@ -13,16 +13,18 @@ struct CallsBenchClient: BenchClient {
   /// call's own callbacks stay serial.
   private let queue = DispatchQueue(label: "bench.grpc-calls", attributes: .concurrent)
 
-  init(target: String, flushCoalescing: Bool) {
+  init(target: String, flushCoalescing: Bool, flowControl: Bool = false) {
     self.target = target
     var options = GRPCCallOptions()
     options.transportType = .insecure
     options.flushCoalescing = flushCoalescing
+    options.enableFlowControl = flowControl
     self.options = options
   }
 
   func unary(_ request: Data) async throws -> Int {
     let (call, events) = try self.makeCall(BenchMethod.unary)
+    call.receiveNextMessages(1)
     call.start()
     call.writeData(request)
     call.finish()
@@ -38,6 +40,8 @@ struct CallsBenchClient: BenchClient {
     call.start()
     var iterator = events.makeAsyncIterator()
     for _ in 0..<rounds {
+      // With flow control each round trip also asks for its response (L49's read loop).
+      call.receiveNextMessages(1)
       call.writeData(request)
       guard try await iterator.next() != nil else {
         throw BenchFailure(description: "ping-pong stream ended early")
@@ -50,6 +54,8 @@ struct CallsBenchClient: BenchClient {
 
   func serverStream(_ request: Data) async throws -> (messages: Int, bytes: Int) {
     let (call, events) = try self.makeCall(BenchMethod.streamingOutput)
+    // Under flow control, ask for everything: this scenario measures throughput.
+    call.receiveNextMessages(Int.max / 2)
     call.start()
     call.writeData(request)
     call.finish()
