@@ -107,8 +107,10 @@ final class GRPCCall2Internal: Sendable {
       }
       self.dispatcher.close(trailers: outcome.trailers, error: outcome.error)
     } catch {
+      // A server's status is read by ResponseReader; what is thrown here ended the call on this
+      // side (the token, the host, the deadline, an unreachable server), so no trailers came.
       let error = GRPCError(converting: error, headers: [:], responseSizeLimit: limit)
-      self.dispatcher.close(trailers: error.cause is RPCError ? error.trailers : nil, error: error)
+      self.dispatcher.close(trailers: nil, error: error)
     }
     self.requestSink.finish()
   }

@@ -15,6 +15,7 @@ struct ErrorTests {
       call.start()
       let close = try #require(await recorder.waitForClose())
       #expect(close.error?.code == .deadlineExceeded)
+      #expect(close.trailers == nil)
       #expect(recorder.messages.isEmpty)
     }
   }
@@ -73,6 +74,7 @@ struct ErrorTests {
     let close = try #require(await recorder.waitForClose(upTo: 5))
     #expect(close.error?.code == .unavailable)
     #expect(close.error?.code.rawValue == 14)
+    #expect(close.trailers == nil)
   }
 
   @Test("a malformed host fails the call with INVALID_ARGUMENT naming it")
