@@ -103,10 +103,11 @@ public struct GRPCCallOptions: Sendable {
   ///
   /// This library holds at most one undelivered message per call; the rest of what a server can
   /// send ahead is read by the core's HTTP/2 transport. Measured with 64 KiB messages and no
-  /// demand, on the raw `ClientTransport` and through this library alike: a 64 KiB window let
-  /// the server get 1–2 MiB ahead, 1 MiB 2.5–7 MiB (up to 16 MiB under CPU contention), the
-  /// default 8 MiB 18–28 MiB and, in some runs, most of a 64 MiB stream. Set a window of 1 MiB or
-  /// less for long flow-controlled streams.
+  /// demand: a 64 KiB window let the server get 1–2 MiB ahead and 1 MiB 2.5–7 MiB (up to 16 MiB
+  /// under CPU contention). At the default 8 MiB the raw `ClientTransport` alone let it get
+  /// 18–28 MiB ahead, and runs through this library reached 50 MiB (most of a 64 MiB stream
+  /// under CPU contention); why they exceed the raw transport's figure is not yet understood.
+  /// Set a window of 1 MiB or less for long flow-controlled streams.
   public var http2TargetWindowSize: Int {
     get { self._http2TargetWindowSize }
     set { self._http2TargetWindowSize = min(max(0, newValue), Int(Int32.max)) }
