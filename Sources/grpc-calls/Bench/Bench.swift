@@ -7,8 +7,8 @@ struct Bench: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Measure grpc-calls side by side with grpc-swift-2, the raw transport and grpcio.",
     discussion: """
-      Scenarios: \(BenchScenario.allCases.map(\.rawValue).joined(separator: ", ")), or \
-      'server-streaming' for both sizes, or 'all'. Each runs against the interop server \
+      Scenarios: \(BenchScenario.allCases.map(\.rawValue).joined(separator: ", ")), \
+      memory-backpressure, or 'server-streaming' for both sizes, or 'all'. Each runs against the interop server \
       (a separate `grpc-calls serve` process unless --server is given), in rounds that \
       alternate between clients. Run a release build: swift run -c release grpc-calls bench.
       """
@@ -78,7 +78,9 @@ struct Bench: AsyncParsableCommand {
       grpcio: peer
     )
     defer { runner.close() }
-    try await runner.warmUp()
+    if !scenarios.isEmpty {
+      try await runner.warmUp()
+    }
     for scenario in scenarios {
       try await runner.run(scenario, into: report)
     }
@@ -86,6 +88,23 @@ struct Bench: AsyncParsableCommand {
       let floor = try TCPFloor.measure(roundTrips: settings.pingPongRoundTrips)
       for metric in BenchScenario.pingPong.metrics {
         report.add("ping-pong", "tcp-loopback", "plain", metric, BenchScenario.pingPong.value(of: metric, in: floor))
+      }
+    }
+    if self.wantsMemoryBackpressure {
+      let memorySettings: MemoryBackpressure.Settings = self.quick ? .quick : .full
+      for flowControl in [true, false] {
+        let grown = try await MemoryBackpressure.measure(
+          target: "\(host):\(port)",
+          flowControl: flowControl,
+          settings: memorySettings
+        )
+        report.add(
+          "memory-backpressure",
+          "grpc-calls",
+          flowControl ? "flow-control" : "plain",
+          "peak_rss_mb",
+          grown
+        )
       }
     }
     report.add("all", "bench-process", "plain", "peak_rss_mb", ResourceUsage.now().peakRSSMiB)
@@ -98,10 +117,15 @@ struct Bench: AsyncParsableCommand {
     }
   }
 
+  private var wantsMemoryBackpressure: Bool {
+    self.scenario == "all" || self.scenario.split(separator: ",").contains("memory-backpressure")
+  }
+
   private func selectedScenarios() throws -> [BenchScenario] {
     if self.scenario == "all" { return BenchScenario.allCases }
     return try self.scenario.split(separator: ",").flatMap { name -> [BenchScenario] in
       if name == "server-streaming" { return [.serverStreaming16B, .serverStreaming64K] }
+      if name == "memory-backpressure" { return [] }
       guard let known = BenchScenario(rawValue: String(name)) else {
         throw ValidationError("unknown scenario '\(name)'")
       }

@@ -1,0 +1,109 @@
+internal import Dispatch
+internal import Foundation
+internal import GRPCCalls
+internal import Synchronization
+
+/// `memory-backpressure`: the client's peak memory while a large server stream is read slowly,
+/// with flow control on and off.
+///
+/// The reader takes one message per `readInterval`. With flow control it asks for the next
+/// message only after the previous one was processed, so the server is held back and memory
+/// stays near the transport's read-ahead. Without it, messages arrive as fast as the server
+/// sends them and queue up on the handler's queue, so memory grows with the stream.
+enum MemoryBackpressure {
+  struct Settings: Sendable {
+    var streamBytes: Int
+    var messageBytes: Int
+    var readInterval: Duration
+    var window: Int
+
+    /// 1 GiB in 1 MiB messages, one read per 10 ms: about 11 s per variant.
+    static let full = Settings(
+      streamBytes: 1 << 30,
+      messageBytes: 1 << 20,
+      readInterval: .milliseconds(10),
+      window: 1 << 20
+    )
+    static let quick = Settings(
+      streamBytes: 16 << 20,
+      messageBytes: 1 << 20,
+      readInterval: .milliseconds(2),
+      window: 1 << 20
+    )
+  }
+
+  /// Peak resident memory growth during the stream, in MiB.
+  static func measure(target: String, flowControl: Bool, settings: Settings) async throws -> Double {
+    var options = GRPCCallOptions()
+    options.transportType = .insecure
+    options.enableFlowControl = flowControl
+    options.http2TargetWindowSize = settings.window
+    let pool = GRPCChannelPool()
+    defer { pool.disconnectAll() }
+
+    let count = settings.streamBytes / settings.messageBytes
+    let request = BenchRequests.stream(count: count, size: settings.messageBytes)
+    let box = CallHolder()
+    let finished = AsyncStream.makeStream(of: GRPCError?.self)
+    let interval = settings.readInterval
+    let handler = GRPCCallbackResponseHandler(queue: DispatchQueue(label: "bench.slow-reader")) { _ in
+      // The slow consumer: processing a message takes `interval`.
+      Thread.sleep(forTimeInterval: BenchClock.seconds(interval))
+      box.call?.receiveNextMessages(1)
+    } onClose: { _, error in
+      finished.continuation.yield(error)
+      finished.continuation.finish()
+    }
+    let call = GRPCCall2(
+      requestOptions: try GRPCRequestOptions(
+        host: target,
+        path: "/\(BenchMethod.service)/\(BenchMethod.streamingOutput)"
+      ),
+      responseHandler: handler,
+      callOptions: options,
+      channelPool: pool
+    )
+    box.call = call
+
+    let baseline = residentBytes()
+    let peak = Mutex(baseline)
+    let sampler = Task {
+      while !Task.isCancelled {
+        let now = residentBytes()
+        peak.withLock { $0 = max($0, now) }
+        try? await Task.sleep(for: .milliseconds(20))
+      }
+    }
+    call.receiveNextMessages(1)
+    call.start()
+    call.writeData(request)
+    call.finish()
+    var closeError: GRPCError?? = nil
+    for await error in finished.stream {
+      closeError = error
+    }
+    sampler.cancel()
+    if let error = closeError ?? nil {
+      throw BenchFailure(description: "memory-backpressure stream failed: \(error)")
+    }
+    return Double(peak.withLock { $0 } - baseline) / Double(1 << 20)
+  }
+
+  /// The process's resident memory now, from /proc/self/statm (0 where unavailable).
+  static func residentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+      let pages = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+    else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+  }
+}
+
+/// Lets the handler, made before the call, reach the call.
+final class CallHolder: Sendable {
+  private let storage = Mutex<GRPCCall2?>(nil)
+
+  var call: GRPCCall2? {
+    get { self.storage.withLock { $0 } }
+    set { self.storage.withLock { $0 = newValue } }
+  }
+}
