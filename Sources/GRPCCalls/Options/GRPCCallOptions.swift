@@ -101,13 +101,15 @@ public struct GRPCCallOptions: Sendable {
   /// over links with long round trips. `0` (the default) means 8 MiB, the core's default.
   /// Values are clamped to 2^31 − 1.
   ///
-  /// This library holds at most one undelivered message per call; the rest of what a server can
-  /// send ahead is read by the core's HTTP/2 transport. Measured with 64 KiB messages and no
-  /// demand: a 64 KiB window let the server get 1–2 MiB ahead and 1 MiB 2.5–7 MiB (up to 16 MiB
-  /// under CPU contention). At the default 8 MiB the raw `ClientTransport` alone let it get
-  /// 18–28 MiB ahead, and runs through this library reached 50 MiB (most of a 64 MiB stream
-  /// under CPU contention); why they exceed the raw transport's figure is not yet understood.
-  /// Set a window of 1 MiB or less for long flow-controlled streams.
+  /// This library holds at most one undelivered message per call; the core's HTTP/2 transport
+  /// reads ahead about two windows more. Measured with the server in another process, reading
+  /// a 1 GiB stream of 1 MiB messages at one per 10 ms (`grpc-calls bench --scenario
+  /// memory-backpressure`): the client grew by 36 MiB at a 1 MiB window and 50–52 MiB at the
+  /// default 8 MiB, against 770–840 MiB without flow control.
+  ///
+  /// A server in the same process can buffer far more on its own side: NIOHTTP2 keeps a
+  /// server's stream writable while the client's window is closed, so the server's writes keep
+  /// completing into its connection's buffer.
   public var http2TargetWindowSize: Int {
     get { self._http2TargetWindowSize }
     set { self._http2TargetWindowSize = min(max(0, newValue), Int(Int32.max)) }

@@ -46,6 +46,9 @@ struct Bench: AsyncParsableCommand {
   @Option(help: "Calls for unary-latency and round trips for ping-pong (default 10,000).")
   var calls: Int?
 
+  @Option(help: "HTTP/2 window in bytes for memory-backpressure (default 1 MiB; 0 = the core's 8 MiB).")
+  var window: Int?
+
   @Flag(help: "A small run that checks every scenario works; figures are not meaningful.")
   var quick = false
 
@@ -91,7 +94,10 @@ struct Bench: AsyncParsableCommand {
       }
     }
     if self.wantsMemoryBackpressure {
-      let memorySettings: MemoryBackpressure.Settings = self.quick ? .quick : .full
+      var memorySettings: MemoryBackpressure.Settings = self.quick ? .quick : .full
+      if let window = self.window {
+        memorySettings.window = window
+      }
       for flowControl in [true, false] {
         let grown = try await MemoryBackpressure.measure(
           target: "\(host):\(port)",
