@@ -105,8 +105,8 @@ public struct GRPCCallOptions: Sendable {
   /// reads ahead about two windows more. Measured with the server in another process, reading
   /// a 1 GiB stream of 1 MiB messages at one per 10 ms (`grpc-calls bench --scenario
   /// memory-backpressure`): the client grew by 36 MiB at a 1 MiB window and 50–52 MiB at the
-  /// default 8 MiB (debug builds: up to 61 MiB), against 420–840 MiB without flow control. CI
-  /// checks it stays within 48 MiB + 6 windows.
+  /// default 8 MiB (up to 74 MiB in debug builds), against 343–840 MiB without flow control.
+  /// CI checks it stays within 64 MiB + 8 windows.
   ///
   /// A server in the same process can buffer far more on its own side: NIOHTTP2 keeps a
   /// server's stream writable while the client's window is closed, so the server's writes keep
