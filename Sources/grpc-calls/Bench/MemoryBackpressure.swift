@@ -65,11 +65,11 @@ enum MemoryBackpressure {
     )
     box.call = call
 
-    let baseline = residentBytes()
+    let baseline = ResourceUsage.residentBytes()
     let peak = Mutex(baseline)
     let sampler = Task {
       while !Task.isCancelled {
-        let now = residentBytes()
+        let now = ResourceUsage.residentBytes()
         peak.withLock { $0 = max($0, now) }
         try? await Task.sleep(for: .milliseconds(20))
       }
@@ -87,14 +87,6 @@ enum MemoryBackpressure {
       throw BenchFailure(description: "memory-backpressure stream failed: \(error)")
     }
     return Double(peak.withLock { $0 } - baseline) / Double(1 << 20)
-  }
-
-  /// The process's resident memory now, from /proc/self/statm (0 where unavailable).
-  static func residentBytes() -> Int {
-    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
-      let pages = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
-    else { return 0 }
-    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
   }
 }
 

@@ -1,3 +1,5 @@
+internal import Foundation
+
 #if canImport(Glibc)
 internal import Glibc
 #elseif canImport(Darwin)
@@ -27,5 +29,13 @@ struct ResourceUsage {
     let peak = Double(usage.ru_maxrss) / (1024 * 1024)  // bytes on Darwin
     #endif
     return ResourceUsage(cpuSeconds: cpu, peakRSSMiB: peak)
+  }
+
+  /// The process's resident memory now, in bytes, from /proc/self/statm (0 where unavailable).
+  static func residentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+      let pages = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+    else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
   }
 }

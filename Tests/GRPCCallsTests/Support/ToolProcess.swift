@@ -1,0 +1,94 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// The `grpc-calls` tool run as a child process, with its output read line by line.
+///
+/// For measurements that must not share a process with the other suites (memory): the test
+/// runner runs suites in parallel in one process.
+final class ToolProcess: Sendable {
+  private let process: Process
+  private let input: Pipe
+  private let output = Mutex(Data())
+
+  /// Starts `grpc-calls` with `arguments`.
+  init(_ arguments: [String]) throws {
+    let process = Process()
+    process.executableURL = try Self.toolURL()
+    process.arguments = arguments
+    let input = Pipe()
+    let output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    self.process = process
+    self.input = input
+    output.fileHandleForReading.readabilityHandler = { [weak self] handle in
+      let data = handle.availableData
+      self?.output.withLock { $0.append(data) }
+    }
+    try process.run()
+  }
+
+  /// The tool beside the test bundle: `swift build --build-tests` and `swift test` build both.
+  static func toolURL() throws -> URL {
+    let beside = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+      .deletingLastPathComponent().appendingPathComponent("grpc-calls")
+    let fromSources = URL(fileURLWithPath: #filePath)
+      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().appendingPathComponent(".build/debug/grpc-calls")
+    let found = [beside, fromSources].first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    return try #require(found, "the grpc-calls tool is not built: run swift build --build-tests")
+  }
+
+  /// The next line that starts with `prefix`, waiting up to `seconds` for it.
+  func line(startingWith prefix: String, upTo seconds: Double = 60) async throws -> String {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < deadline {
+      let text = String(decoding: self.output.withLock { $0 }, as: UTF8.self)
+      if let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) {
+        return String(line)
+      }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    let text = String(decoding: self.output.withLock { $0 }, as: UTF8.self)
+    throw ToolFailure(description: "no line starting with '\(prefix)' within \(seconds) s; output: \(text)")
+  }
+
+  /// Writes a line to the tool's standard input.
+  func send(_ line: String) {
+    self.input.fileHandleForWriting.write(Data((line + "\n").utf8))
+  }
+
+  /// Waits for the tool to exit and returns its status; terminates it after `seconds`.
+  func waitForExit(upTo seconds: Double = 60) async throws -> Int32 {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while self.process.isRunning {
+      guard ContinuousClock.now < deadline else {
+        self.process.terminate()
+        throw ToolFailure(description: "grpc-calls did not exit within \(seconds) s")
+      }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    return self.process.terminationStatus
+  }
+
+  deinit {
+    if self.process.isRunning {
+      self.process.terminate()
+    }
+  }
+}
+
+struct ToolFailure: Error, CustomStringConvertible {
+  var description: String
+}
+
+extension String {
+  /// The integer value of `key=<n>` in a line of `key=value` fields.
+  func field(_ key: String) -> Int? {
+    self.split(separator: " ").lazy.compactMap { part -> Int? in
+      let pieces = part.split(separator: "=", maxSplits: 1)
+      return pieces.count == 2 && pieces[0] == key ? Int(pieces[1]) : nil
+    }.first
+  }
+}
