@@ -34,8 +34,9 @@ extension GRPCCall2 {
       case startRPC(writes: [any Sendable], finish: Bool)
       case write(any Sendable)
       case finish
-      /// Close the call as cancelled by the app; `rpcStarted` says whether there is an RPC to stop.
-      case cancel(rpcStarted: Bool)
+      /// Close the call as cancelled by the app, and cancel its chain (started or not, so that
+      /// its interceptors end).
+      case cancel
     }
 
     private(set) var state: State = .idle(Idle())
@@ -76,12 +77,9 @@ extension GRPCCall2 {
 
     mutating func cancel() -> Action {
       switch self.state {
-      case .idle:
+      case .idle, .started, .halfClosed:
         self.state = .cancelled
-        return .cancel(rpcStarted: false)
-      case .started, .halfClosed:
-        self.state = .cancelled
-        return .cancel(rpcStarted: true)
+        return .cancel
       case .cancelled:
         return .none
       }

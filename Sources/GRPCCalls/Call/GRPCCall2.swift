@@ -26,10 +26,14 @@ public final class GRPCCall2: Sendable {
   public let callOptions: GRPCCallOptions
 
   private let dispatcher: ResponseDispatcher
-  private let rpc: GRPCCall2Internal
+  /// The top of the request path: the first interceptor's manager, or the transport.
+  private let head: any RequestLink
   private let state = Mutex(StateMachine())
 
   /// Creates a call; nothing is sent until ``start()``.
+  ///
+  /// The first interceptor of ``GRPCCallOptions/interceptorFactories`` (then of the global
+  /// ones) is made now; each next one when the one above it first passes a request on.
   ///
   /// - Parameters:
   ///   - requestOptions: The server and method.
@@ -45,22 +49,26 @@ public final class GRPCCall2: Sendable {
     self.requestOptions = requestOptions
     self.callOptions = callOptions
     self.dispatcher = ResponseDispatcher(handler: responseHandler)
-    self.rpc = GRPCCall2Internal(
-      requestOptions: requestOptions,
-      callOptions: callOptions,
-      dispatcher: self.dispatcher,
-      pool: channelPool
+    let transportType = callOptions.transportType
+    let chain = InterceptorChain(
+      factories: ArraySlice(callOptions.interceptorFactories + Self.globalInterceptors),
+      transport: { previous in
+        GRPCCall2Internal(pool: channelPool, transportType: transportType, previous: previous)
+      }
     )
+    self.head = chain.makeHead(previous: self.dispatcher)
   }
 
-  /// Starts the call: fetches the auth token if any, takes a channel and opens the stream.
+  /// Starts the call: passes it through the interceptors, then fetches the auth token if any,
+  /// takes a channel and opens the stream.
   ///
   /// Calling it again does nothing.
   public func start() {
     self.perform(self.state.withLock { $0.start() })
   }
 
-  /// Sends a request message: `Data` (or `[UInt8]`) for raw calls.
+  /// Sends a request message: `Data` (or `[UInt8]`) for raw calls, a typed message when the
+  /// options carry a ``GRPCCallOptions/marshaller``.
   ///
   /// Before ``start()`` the message is buffered; after ``finish()`` or ``cancel()`` it is dropped.
   public func writeData(_ data: any Sendable) {
@@ -77,8 +85,8 @@ public final class GRPCCall2: Sendable {
   /// Demand accumulates and may be given before ``start()``. `count` ≤ 0 does nothing, and so
   /// does every call when ``GRPCCallOptions/enableFlowControl`` is off.
   public func receiveNextMessages(_ count: Int) {
-    guard self.callOptions.enableFlowControl else { return }
-    self.rpc.receiveNextMessages(count)
+    guard self.callOptions.enableFlowControl, count > 0 else { return }
+    self.head.receiveNextMessages(count)
   }
 
   /// Cancels the call.
@@ -95,23 +103,22 @@ public final class GRPCCall2: Sendable {
     case .none:
       return
     case .startRPC(let writes, let finish):
-      self.rpc.start()
+      self.head.start(requestOptions: self.requestOptions, callOptions: self.callOptions)
       for message in writes {
-        self.rpc.write(message)
+        self.head.write(message)
       }
       if finish {
-        self.rpc.finish()
+        self.head.finish()
       }
     case .write(let message):
-      self.rpc.write(message)
+      self.head.write(message)
     case .finish:
-      self.rpc.finish()
-    case .cancel(let rpcStarted):
-      // Close first so that nothing the RPC still delivers can come before the cancel close.
+      self.head.finish()
+    case .cancel:
+      // Close first so that nothing the chain still delivers can come before the cancel close.
+      // The chain is cancelled even when the call never started, so its interceptors end.
       self.dispatcher.cancelByApp()
-      if rpcStarted {
-        self.rpc.cancel()
-      }
+      self.head.cancel()
     }
   }
 }

@@ -2,26 +2,30 @@ internal import Foundation
 internal import GRPCCore
 internal import Synchronization
 
-/// The bottom of a call: turns the call's options into the core's and runs the RPC on it.
+/// The bottom of a call's chain: turns the call's options into the core's and runs the RPC.
 ///
-/// The RPC runs through `GRPCClient` (the core's executor) with pass-through serializers rather
-/// than on `ClientTransport.withStream` directly: the executor owns deadlines, and will own
-/// retries and hedging, which we must not re-implement. DESIGN.md §8 notes the raw path is
-/// faster for unary calls with no retry policy; `grpc-calls bench` decides whether to add it.
+/// It starts with the options the last interceptor passed on (the call's own when there are
+/// none), except the transport, which was fixed when the call was made. The RPC runs through
+/// `GRPCClient` (the core's executor) with pass-through serializers rather than on
+/// `ClientTransport.withStream` directly: the executor owns deadlines, and will own retries and
+/// hedging, which we must not re-implement. DESIGN.md §8 notes the raw path is faster for
+/// unary calls with no retry policy; `grpc-calls bench` decides whether to add it.
 ///
 /// Requests travel through an `AsyncStream` that the RPC's request producer drains, so writes
 /// reach the transport in order; the stream is finished when the request side half-closes or
-/// the RPC ends, after which writes are dropped.
+/// the RPC ends, after which writes are dropped. A marshaller, if the options carry one,
+/// serializes each request as the producer takes it and deserializes each response before it
+/// travels up. The close travels up exactly once.
 final class GRPCCall2Internal: Sendable {
-  private let requestOptions: GRPCRequestOptions
-  private let callOptions: GRPCCallOptions
-  private let dispatcher: ResponseDispatcher
   private let pool: GRPCChannelPool
-  private let requests: AsyncStream<Data>
-  private let requestSink: AsyncStream<Data>.Continuation
+  private let transportType: GRPCTransportType
+  private let previous: any ResponseLink
+  private let requests: AsyncStream<any Sendable>
+  private let requestSink: AsyncStream<any Sendable>.Continuation
   private let task = Mutex(TaskState.notStarted)
-  /// Response demand; `nil` when flow control is off.
-  private let demand: MessageDemand?
+  private let closed = Atomic(false)
+  /// Response demand; used only when the call starts with flow control on.
+  private let demand = MessageDemand()
 
   private enum TaskState {
     case notStarted
@@ -29,40 +33,112 @@ final class GRPCCall2Internal: Sendable {
     case cancelled
   }
 
-  init(
-    requestOptions: GRPCRequestOptions,
-    callOptions: GRPCCallOptions,
-    dispatcher: ResponseDispatcher,
-    pool: GRPCChannelPool
-  ) {
-    self.requestOptions = requestOptions
-    self.callOptions = callOptions
-    self.dispatcher = dispatcher
+  /// - Parameters:
+  ///   - pool: Where the channel comes from.
+  ///   - transportType: The transport, as the call was made with.
+  ///   - previous: Where responses go: the last interceptor, or the call's dispatcher.
+  init(pool: GRPCChannelPool, transportType: GRPCTransportType, previous: any ResponseLink) {
     self.pool = pool
-    (self.requests, self.requestSink) = AsyncStream.makeStream(of: Data.self)
-    self.demand = callOptions.enableFlowControl ? MessageDemand() : nil
+    self.transportType = transportType
+    self.previous = previous
+    (self.requests, self.requestSink) = AsyncStream.makeStream(of: (any Sendable).self)
   }
 
-  func receiveNextMessages(_ count: Int) {
-    self.demand?.add(count)
+  /// Closes the call towards the application, once.
+  private func close(trailers: Metadata?, error: GRPCError?) {
+    guard !self.closed.exchange(true, ordering: .relaxed) else { return }
+    self.previous.close(trailers: trailers, error: error)
   }
 
-  func start() {
+  private func run(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) async {
+    var callOptions = callOptions
+    callOptions.transportType = self.transportType
+    let limit = callOptions.effectiveResponseSizeLimit
+    let demand = callOptions.enableFlowControl ? self.demand : nil
+    let coder = MessageCoder(marshaller: callOptions.marshaller)
+    do {
+      let metadata = try await RequestMetadata.make(for: callOptions)
+      let key = try ChannelKey(host: requestOptions.host, options: callOptions)
+      let lease = try self.pool.lease(for: key)
+      defer { lease.release() }
+      let outcome = try await lease.channel.client.bidirectionalStreaming(
+        request: StreamingClientRequest(metadata: metadata) { writer in
+          try await self.sendRequests(to: writer, coder: coder, acknowledge: demand != nil)
+        },
+        descriptor: try MethodPath.descriptor(for: requestOptions.path),
+        serializer: RawSerializer(),
+        deserializer: RawDeserializer(),
+        options: Self.coreOptions(callOptions)
+      ) { [previous] response in
+        await ResponseReader(
+          previous: previous,
+          demand: demand,
+          coder: coder,
+          responseSizeLimit: limit
+        ).read(response)
+      }
+      self.close(trailers: outcome.trailers, error: outcome.error)
+    } catch {
+      // A server's status is read by ResponseReader; what is thrown here ended the call on this
+      // side (the token, the host, the deadline, an unreachable server, a request that did not
+      // serialize), so no trailers came.
+      let error = GRPCError(converting: error, headers: [:], responseSizeLimit: limit)
+      self.close(trailers: nil, error: error)
+    }
+    self.requestSink.finish()
+  }
+
+  /// Drains the requests into the RPC until the request side half-closes.
+  ///
+  /// - Parameter acknowledge: Whether each accepted write travels up as `didWriteData`.
+  private func sendRequests(
+    to writer: RPCWriter<Data>,
+    coder: MessageCoder,
+    acknowledge: Bool
+  ) async throws {
+    for await message in self.requests {
+      let bytes: Data
+      do {
+        bytes = try coder.serialize(message)
+      } catch {
+        // Close with our error before the core turns the throw into its own.
+        self.close(trailers: nil, error: error)
+        throw error
+      }
+      // The writer returns once the transport accepted the message: that is what didWriteData
+      // reports under flow control.
+      try await writer.write(bytes)
+      if acknowledge {
+        self.previous.didWrite()
+      }
+    }
+  }
+
+  /// The core's options for a call with these options.
+  private static func coreOptions(_ callOptions: GRPCCallOptions) -> CallOptions {
+    var options = CallOptions.defaults
+    if callOptions.timeout > 0 {
+      options.timeout = .seconds(callOptions.timeout)
+    }
+    // The HTTP/2 transport limits *response* messages by `maxRequestMessageBytes` and ignores
+    // `maxResponseMessageBytes` (DESIGN.md §8), so set both.
+    options.maxRequestMessageBytes = callOptions.effectiveResponseSizeLimit
+    options.maxResponseMessageBytes = callOptions.effectiveResponseSizeLimit
+    return options
+  }
+}
+
+extension GRPCCall2Internal: RequestLink {
+  func start(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) {
     self.task.withLock { state in
       guard case .notStarted = state else { return }
       // The task holds `self`, so the call runs to its close even if the caller lets go of it.
-      state = .running(Task { await self.run() })
+      state = .running(Task { await self.run(requestOptions: requestOptions, callOptions: callOptions) })
     }
   }
 
   func write(_ message: any Sendable) {
-    switch RawMessage.bytes(of: message) {
-    case .success(let data):
-      self.requestSink.yield(data)
-    case .failure(let error):
-      self.dispatcher.close(trailers: nil, error: error)
-      self.cancel()
-    }
+    self.requestSink.yield(message)
   }
 
   func finish() {
@@ -75,62 +151,16 @@ final class GRPCCall2Internal: Sendable {
       if case .running(let task) = state { return task }
       return nil
     }
-    running?.cancel()
     self.requestSink.finish()
-  }
-
-  private func run() async {
-    let limit = self.callOptions.effectiveResponseSizeLimit
-    do {
-      let metadata = try await RequestMetadata.make(for: self.callOptions)
-      let key = try ChannelKey(host: self.requestOptions.host, options: self.callOptions)
-      let lease = try self.pool.lease(for: key)
-      defer { lease.release() }
-      let outcome = try await lease.channel.client.bidirectionalStreaming(
-        request: StreamingClientRequest(metadata: metadata) { [requests, dispatcher, demand] writer in
-          for await message in requests {
-            // The writer returns once the transport accepted the message: that is what
-            // didWriteData reports under flow control.
-            try await writer.write(message)
-            if demand != nil {
-              dispatcher.didWrite()
-            }
-          }
-        },
-        descriptor: self.methodDescriptor,
-        serializer: RawSerializer(),
-        deserializer: RawDeserializer(),
-        options: self.coreOptions
-      ) { [dispatcher, demand] response in
-        await ResponseReader(dispatcher: dispatcher, demand: demand, responseSizeLimit: limit)
-          .read(response)
-      }
-      self.dispatcher.close(trailers: outcome.trailers, error: outcome.error)
-    } catch {
-      // A server's status is read by ResponseReader; what is thrown here ended the call on this
-      // side (the token, the host, the deadline, an unreachable server), so no trailers came.
-      let error = GRPCError(converting: error, headers: [:], responseSizeLimit: limit)
-      self.dispatcher.close(trailers: nil, error: error)
+    if let running {
+      // The RPC ends with CANCELLED and closes from its task.
+      running.cancel()
+    } else {
+      self.close(trailers: nil, error: GRPCError(code: .cancelled, message: "The call was cancelled"))
     }
-    self.requestSink.finish()
   }
 
-  private var methodDescriptor: MethodDescriptor {
-    // GRPCRequestOptions validated the path on creation.
-    let path = MethodPath(self.requestOptions.path)!
-    return MethodDescriptor(fullyQualifiedService: path.service, method: path.method)
-  }
-
-  /// The core's options for this call.
-  private var coreOptions: CallOptions {
-    var options = CallOptions.defaults
-    if self.callOptions.timeout > 0 {
-      options.timeout = .seconds(self.callOptions.timeout)
-    }
-    // The HTTP/2 transport limits *response* messages by `maxRequestMessageBytes` and ignores
-    // `maxResponseMessageBytes` (DESIGN.md §8), so set both.
-    options.maxRequestMessageBytes = self.callOptions.effectiveResponseSizeLimit
-    options.maxResponseMessageBytes = self.callOptions.effectiveResponseSizeLimit
-    return options
+  func receiveNextMessages(_ count: Int) {
+    self.demand.add(count)
   }
 }

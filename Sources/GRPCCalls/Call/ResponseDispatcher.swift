@@ -2,14 +2,15 @@ internal import Dispatch
 internal import GRPCCore
 internal import Synchronization
 
-/// Delivers one call's responses to its handler: on the handler's queue, in order, close once.
+/// The top of a call's chain: delivers its responses to the handler, on the handler's queue, in
+/// order, close once.
 ///
 /// Events are queued on a serial queue that targets the handler's queue, so they run on the
 /// handler's queue one at a time and in the order they were submitted, even when that queue is
 /// concurrent. Whether an event is still wanted is decided when it *runs*, not when it is
 /// submitted (see ``DeliveryState``): that is what makes "nothing after close" and "cancel drops
 /// what is still queued" hold without ever calling user code under a lock.
-final class ResponseDispatcher: Sendable {
+final class ResponseDispatcher: ResponseLink {
   private let handler: any GRPCResponseHandler
   private let queue: DispatchQueue
   private let state = Mutex(DeliveryState())

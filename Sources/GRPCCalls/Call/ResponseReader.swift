@@ -1,7 +1,7 @@
 internal import Foundation
 internal import GRPCCore
 
-/// Reads the core's response stream into a call's dispatcher: headers, then each message.
+/// Reads the core's response stream up the call's chain: headers, then each message.
 ///
 /// It never throws: a failure after the headers becomes a ``GRPCError`` carrying those headers,
 /// so the error a failed call closes with holds what the handler was given.
@@ -11,10 +11,12 @@ struct ResponseReader {
     var error: GRPCError?
   }
 
-  let dispatcher: ResponseDispatcher
+  let previous: any ResponseLink
   /// With flow control, each message waits for a unit of demand before it is delivered; the
   /// reader pulls the next part only after that, so at most one message waits in this layer.
   let demand: MessageDemand?
+  /// Deserializes each message before it travels up; a failure ends the call.
+  let coder: MessageCoder
   let responseSizeLimit: Int
 
   func read(_ response: StreamingClientResponse<Data>) async -> Outcome {
@@ -27,14 +29,15 @@ struct ResponseReader {
       return self.failure(rejected, headers: [:])
     }
 
-    self.dispatcher.initialMetadata(contents.metadata)
+    self.previous.initialMetadata(contents.metadata)
     var trailers: Metadata = [:]
     do {
       for try await part in contents.bodyParts {
         switch part {
         case .message(let message):
           try await self.demand?.take()
-          self.dispatcher.message(message)
+          // Returning early (a parse failure) ends the RPC, which cancels it on the server.
+          self.previous.message(try self.coder.deserialize(message))
         case .trailingMetadata(let metadata):
           trailers = metadata
         }

@@ -1,3 +1,5 @@
+internal import GRPCCore
+
 /// A method path split into its service and method: `/package.Service/Method`.
 struct MethodPath: Hashable, Sendable {
   var service: String
@@ -9,5 +11,19 @@ struct MethodPath: Hashable, Sendable {
     guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return nil }
     self.service = String(parts[0])
     self.method = String(parts[1])
+  }
+
+  /// The core's descriptor for `path`.
+  ///
+  /// - Throws: `INVALID_ARGUMENT` when `path` is not `/service/method` (an interceptor may have
+  ///   rewritten a path that ``GRPCRequestOptions`` had validated).
+  static func descriptor(for path: String) throws(GRPCError) -> MethodDescriptor {
+    guard let parsed = MethodPath(path) else {
+      throw GRPCError(
+        code: .invalidArgument,
+        message: "The method path '\(path)' is not of the form /service/method"
+      )
+    }
+    return MethodDescriptor(fullyQualifiedService: parsed.service, method: parsed.method)
   }
 }

@@ -21,9 +21,14 @@ public final class InteropServerRecorder: Sendable {
     var openConnections = 0
     var rpcs: [ReceivedRPC] = []
     var streamedResponses = 0
+    var attempts: [String: Int] = [:]
   }
 
   private let state = Mutex(State())
+
+  /// Request metadata `<n>/<id>`: the first `n` RPCs carrying the same `id` fail with
+  /// UNAVAILABLE ("attempt k fails on purpose"), so tests can exercise retries.
+  public static let failAttemptsKey = "x-grpc-calls-fail-attempts"
 
   public init() {}
 
@@ -57,6 +62,19 @@ public final class InteropServerRecorder: Sendable {
 
   func streamedResponseWritten() {
     self.state.withLock { $0.streamedResponses += 1 }
+  }
+
+  /// Counts an RPC with ``failAttemptsKey`` id `id`; returns its attempt number.
+  func countAttempt(_ id: String) -> Int {
+    self.state.withLock { state in
+      state.attempts[id, default: 0] += 1
+      return state.attempts[id]!
+    }
+  }
+
+  /// How many RPCs carried ``failAttemptsKey`` id `id`.
+  public func attempts(_ id: String) -> Int {
+    self.state.withLock { $0.attempts[id] ?? 0 }
   }
 
   func connectionClosed() {

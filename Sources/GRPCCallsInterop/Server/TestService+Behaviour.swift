@@ -13,8 +13,19 @@ extension TestService {
   static let echoUserAgentKey = "x-grpc-test-echo-useragent"
 
   /// Records the RPC and works out what to echo.
-  func begin(_ metadata: Metadata, _ context: ServerContext) -> Echo {
+  ///
+  /// - Throws: UNAVAILABLE for an attempt that ``InteropServerRecorder/failAttemptsKey`` asks to fail.
+  func begin(_ metadata: Metadata, _ context: ServerContext) throws -> Echo {
     self.recorder.received(context, metadata: metadata)
+    if let value = metadata[stringValues: InteropServerRecorder.failAttemptsKey].first(where: { _ in true }) {
+      let parts = value.split(separator: "/", maxSplits: 1)
+      if parts.count == 2, let failures = Int(parts[0]) {
+        let attempt = self.recorder.countAttempt(String(parts[1]))
+        if attempt <= failures {
+          throw RPCError(code: .unavailable, message: "attempt \(attempt) fails on purpose")
+        }
+      }
+    }
     var echo = Echo()
     for value in metadata[stringValues: Self.echoInitialKey] {
       echo.initial.addString(value, forKey: Self.echoInitialKey)

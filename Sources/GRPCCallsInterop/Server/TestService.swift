@@ -17,7 +17,7 @@ struct TestService: Grpc_Testing_TestService.StreamingServiceProtocol {
     request: StreamingServerRequest<Grpc_Testing_Empty>,
     context: ServerContext
   ) async throws -> StreamingServerResponse<Grpc_Testing_Empty> {
-    let echo = self.begin(request.metadata, context)
+    let echo = try self.begin(request.metadata, context)
     _ = try await Self.single(request.messages)
     return StreamingServerResponse(metadata: echo.initial) { writer in
       try await writer.write(Grpc_Testing_Empty())
@@ -29,7 +29,7 @@ struct TestService: Grpc_Testing_TestService.StreamingServiceProtocol {
     request: StreamingServerRequest<Grpc_Testing_SimpleRequest>,
     context: ServerContext
   ) async throws -> StreamingServerResponse<Grpc_Testing_SimpleResponse> {
-    let echo = self.begin(request.metadata, context)
+    let echo = try self.begin(request.metadata, context)
     let message = try await Self.single(request.messages)
     return StreamingServerResponse(metadata: echo.initial) { writer in
       try Self.checkCompression(expected: message.expectCompressed.value, request.metadata)
@@ -45,7 +45,7 @@ struct TestService: Grpc_Testing_TestService.StreamingServiceProtocol {
     request: StreamingServerRequest<Grpc_Testing_SimpleRequest>,
     context: ServerContext
   ) async throws -> StreamingServerResponse<Grpc_Testing_SimpleResponse> {
-    let echo = self.begin(request.metadata, context)
+    let echo = try self.begin(request.metadata, context)
     _ = try await Self.single(request.messages)
     var headers = echo.initial
     headers.addString("max-age=60, public", forKey: "cache-control")
@@ -62,7 +62,7 @@ struct TestService: Grpc_Testing_TestService.StreamingServiceProtocol {
     request: StreamingServerRequest<Grpc_Testing_StreamingOutputCallRequest>,
     context: ServerContext
   ) async throws -> StreamingServerResponse<Grpc_Testing_StreamingOutputCallResponse> {
-    let echo = self.begin(request.metadata, context)
+    let echo = try self.begin(request.metadata, context)
     let message = try await Self.single(request.messages)
     return StreamingServerResponse(metadata: echo.initial) { writer in
       try await self.respond(to: message, with: writer)
@@ -75,7 +75,7 @@ struct TestService: Grpc_Testing_TestService.StreamingServiceProtocol {
     request: StreamingServerRequest<Grpc_Testing_StreamingInputCallRequest>,
     context: ServerContext
   ) async throws -> StreamingServerResponse<Grpc_Testing_StreamingInputCallResponse> {
-    let echo = self.begin(request.metadata, context)
+    let echo = try self.begin(request.metadata, context)
     return StreamingServerResponse(metadata: echo.initial) { writer in
       var total = 0
       for try await message in request.messages {
@@ -93,7 +93,7 @@ struct TestService: Grpc_Testing_TestService.StreamingServiceProtocol {
     request: StreamingServerRequest<Grpc_Testing_StreamingOutputCallRequest>,
     context: ServerContext
   ) async throws -> StreamingServerResponse<Grpc_Testing_StreamingOutputCallResponse> {
-    let echo = self.begin(request.metadata, context)
+    let echo = try self.begin(request.metadata, context)
     return StreamingServerResponse(metadata: echo.initial) { writer in
       for try await message in request.messages {
         try Self.failIfAsked(message.responseStatus, trailers: echo.trailing)
@@ -107,7 +107,7 @@ struct TestService: Grpc_Testing_TestService.StreamingServiceProtocol {
     request: StreamingServerRequest<Grpc_Testing_StreamingOutputCallRequest>,
     context: ServerContext
   ) async throws -> StreamingServerResponse<Grpc_Testing_StreamingOutputCallResponse> {
-    let echo = self.begin(request.metadata, context)
+    let echo = try self.begin(request.metadata, context)
     return StreamingServerResponse(metadata: echo.initial) { writer in
       var messages: [Grpc_Testing_StreamingOutputCallRequest] = []
       for try await message in request.messages {
@@ -125,7 +125,7 @@ struct TestService: Grpc_Testing_TestService.StreamingServiceProtocol {
     request: StreamingServerRequest<Grpc_Testing_Empty>,
     context: ServerContext
   ) async throws -> StreamingServerResponse<Grpc_Testing_Empty> {
-    _ = self.begin(request.metadata, context)
+    _ = try self.begin(request.metadata, context)
     throw RPCError(code: .unimplemented, message: "UnimplementedCall is not implemented")
   }
 }

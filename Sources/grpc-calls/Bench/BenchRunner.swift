@@ -47,6 +47,18 @@ final class BenchRunner {
           only: [.pingPong]
         )
       )
+      // L50: the cost of one interceptor that passes every event on.
+      contestants.append(
+        Contestant(
+          client: CallsBenchClient(
+            target: "\(host):\(port)",
+            flushCoalescing: GRPCCallOptions.defaultFlushCoalescing,
+            passThroughInterceptors: 1
+          ),
+          variant: "1-interceptor",
+          only: [.pingPong, .unaryLatency]
+        )
+      )
     }
     self.contestants = contestants
     self.grpcio = grpcio

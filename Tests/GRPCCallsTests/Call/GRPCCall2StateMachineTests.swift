@@ -60,10 +60,10 @@ struct GRPCCall2StateMachineTests {
     #expect(writes.isEmpty)
   }
 
-  @Test("cancel before start closes without an RPC; later events are absorbed")
+  @Test("cancel before start closes the call; later events are absorbed")
   func cancelBeforeStart() {
     var machine = Machine()
-    guard case .cancel(rpcStarted: false) = machine.cancel() else {
+    guard case .cancel = machine.cancel() else {
       Issue.record("cancel before start did not close the call")
       return
     }
@@ -78,7 +78,7 @@ struct GRPCCall2StateMachineTests {
     var machine = Machine()
     _ = machine.start()
     if finishFirst { _ = machine.finish() }
-    guard case .cancel(rpcStarted: true) = machine.cancel() else {
+    guard case .cancel = machine.cancel() else {
       Issue.record("cancel did not stop the RPC")
       return
     }

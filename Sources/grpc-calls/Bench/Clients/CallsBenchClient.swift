@@ -13,12 +13,23 @@ struct CallsBenchClient: BenchClient {
   /// call's own callbacks stay serial.
   private let queue = DispatchQueue(label: "bench.grpc-calls", attributes: .concurrent)
 
-  init(target: String, flushCoalescing: Bool, flowControl: Bool = false) {
+  /// - Parameter passThroughInterceptors: How many base-class interceptors (which pass every
+  ///   event on) each call goes through: the cost of the interceptor chain.
+  init(
+    target: String,
+    flushCoalescing: Bool,
+    flowControl: Bool = false,
+    passThroughInterceptors: Int = 0
+  ) {
     self.target = target
     var options = GRPCCallOptions()
     options.transportType = .insecure
     options.flushCoalescing = flushCoalescing
     options.enableFlowControl = flowControl
+    options.interceptorFactories = Array(
+      repeating: GRPCClosureInterceptorFactory { GRPCInterceptor(manager: $0) },
+      count: passThroughInterceptors
+    )
     self.options = options
   }
 

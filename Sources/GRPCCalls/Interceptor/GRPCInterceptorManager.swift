@@ -1,0 +1,264 @@
+internal import Dispatch
+public import GRPCCore
+internal import Synchronization
+
+/// Connects one interceptor to its neighbours in a call's chain (gRFC L50).
+///
+/// The library makes one manager per interceptor and hands it to the factory. The interceptor
+/// passes requests on with the `…NextInterceptor` methods and responses back with the
+/// `forwardPreviousInterceptor…` methods; both may be called from any thread. The next
+/// interceptor is made when this one first passes a request on, so an interceptor that answers
+/// a call itself causes no network activity.
+///
+/// The manager delivers the interceptor's own events on a serial queue that targets the
+/// interceptor's ``GRPCInterceptor/dispatchQueue``: one at a time, in order, even when that queue
+/// is concurrent. It drops what the call's state does not allow (see <doc:WritingAnInterceptor>):
+/// a write before start, anything after the close. The close travels up at most once. An
+/// interceptor may retry: ``resetNextInterceptor()`` discards the chain below, and the next
+/// start makes it anew.
+///
+/// Call ``shutDown()`` when the interceptor is done (``GRPCInterceptor``'s close and cancel do):
+/// it releases the neighbours and nothing reaches the interceptor after it.
+public final class GRPCInterceptorManager: Sendable {
+  /// Runs the interceptor's events; targets the interceptor's queue once it exists.
+  let queue: DispatchQueue
+  private let queueKey = DispatchSpecificKey<Void>()
+  private let state: Mutex<State>
+
+  private struct State {
+    var machine = StateMachine()
+    var interceptor: GRPCInterceptor?
+    var previous: (any ResponseLink)?
+    /// The elements below, made from `rest` on the first request this attempt passes on.
+    var next: (any RequestLink)?
+    var nextMade = false
+    /// The chain below, not made yet; kept so that a retry can make it anew.
+    var rest: InterceptorChain?
+    /// Counts ``resetNextInterceptor()``: responses from an earlier attempt's elements are
+    /// dropped.
+    var attempt = 0
+  }
+
+  init(rest: InterceptorChain, previous: any ResponseLink) {
+    self.queue = DispatchQueue(label: "grpc-calls.interceptor-manager", attributes: .initiallyInactive)
+    self.state = Mutex(State(previous: previous, rest: rest))
+    self.queue.setSpecific(key: self.queueKey, value: ())
+  }
+
+  /// Attaches the interceptor the factory made and starts delivering to it.
+  func attach(_ interceptor: GRPCInterceptor) {
+    self.state.withLock { $0.interceptor = interceptor }
+    self.queue.setTarget(queue: interceptor.dispatchQueue)
+    self.queue.activate()
+  }
+
+  /// The factory made no interceptor: this manager is dropped.
+  func discard() {
+    self.state.withLock {
+      $0.machine.shutDown()
+      $0.previous = nil
+      $0.rest = nil
+    }
+    // An inactive queue must not be released.
+    self.queue.activate()
+  }
+
+  // MARK: Requests, towards the transport
+
+  /// Passes the start to the next interceptor (made now if it does not exist yet).
+  public func startNextInterceptor(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) {
+    self.passRequest(.start) { $0.start(requestOptions: requestOptions, callOptions: callOptions) }
+  }
+
+  /// Passes a request message to the next interceptor.
+  public func writeNextInterceptor(_ data: any Sendable) {
+    self.passRequest(.write) { $0.write(data) }
+  }
+
+  /// Tells the next interceptor no more request messages will come.
+  public func finishNextInterceptor() {
+    self.passRequest(.finish) { $0.finish() }
+  }
+
+  /// Cancels the rest of the chain below this interceptor.
+  ///
+  /// The interceptors below close towards this one with `CANCELLED`; this interceptor decides
+  /// what, if anything, its own predecessor sees.
+  public func cancelNextInterceptor() {
+    self.passRequest(.cancel) { $0.cancel() }
+  }
+
+  /// Passes a flow-control demand for `count` more messages to the next interceptor.
+  public func receiveNextInterceptorMessages(_ count: Int) {
+    guard count > 0 else { return }
+    self.passRequest(.receiveNextMessages) { $0.receiveNextMessages(count) }
+  }
+
+  // MARK: Responses, towards the application
+
+  /// Passes the response headers to the previous interceptor.
+  public func forwardPreviousInterceptor(initialMetadata: Metadata) {
+    self.passResponse(.initialMetadata) { $0.initialMetadata(initialMetadata) }
+  }
+
+  /// Passes a response message to the previous interceptor.
+  public func forwardPreviousInterceptor(data: any Sendable) {
+    self.passResponse(.message) { $0.message(data) }
+  }
+
+  /// Closes the call towards the previous interceptor; only the first close passes.
+  public func forwardPreviousInterceptorClose(trailingMetadata: Metadata?, error: GRPCError?) {
+    self.passResponse(.close) { $0.close(trailers: trailingMetadata, error: error) }
+  }
+
+  /// Tells the previous interceptor a request message was accepted (flow control).
+  public func forwardPreviousInterceptorDidWriteData() {
+    self.passResponse(.didWrite) { $0.didWrite() }
+  }
+
+  /// Discards the rest of the chain below this interceptor, cancelling it if it still runs, so
+  /// that the next ``startNextInterceptor(requestOptions:callOptions:)`` makes it anew: a retry.
+  ///
+  /// The interceptors below are made again from their factories and a new RPC starts; nothing
+  /// the discarded ones still send reaches this interceptor. The interceptor passes the start,
+  /// its writes and the finish on again, and decides what of each attempt travels up (for
+  /// example, holding responses back until an attempt succeeds).
+  public func resetNextInterceptor() {
+    let discarded: (any RequestLink)? = self.state.withLock { state in
+      guard !state.machine.isShutDown else { return nil }
+      defer {
+        state.next = nil
+        state.nextMade = false
+        state.attempt += 1
+        state.machine.restartRequests()
+      }
+      return state.next
+    }
+    discarded?.cancel()
+  }
+
+  /// The interceptor is done: its neighbours are released and nothing reaches it any more.
+  public func shutDown() {
+    self.state.withLock { state in
+      state.machine.shutDown()
+      state.interceptor = nil
+      state.previous = nil
+      state.next = nil
+      state.rest = nil
+    }
+  }
+
+  // MARK: Forwarding
+
+  private func passResponse(_ response: StateMachine.Response, _ deliver: (any ResponseLink) -> Void) {
+    let previous: (any ResponseLink)? = self.state.withLock { state in
+      guard let previous = state.previous, state.machine.pass(response) else { return nil }
+      if case .close = response {
+        // The close is the last thing to travel up: let go of what lies above.
+        state.previous = nil
+      }
+      return previous
+    }
+    if let previous {
+      deliver(previous)
+    }
+  }
+
+  private func passRequest(_ request: StateMachine.Request, _ deliver: @escaping @Sendable (any RequestLink) -> Void) {
+    // Making the next interceptor calls its factory: do it on this manager's queue, so it
+    // happens once and in order with every other request, and never under the lock.
+    guard DispatchQueue.getSpecific(key: self.queueKey) != nil else {
+      self.queue.async { self.passRequest(request, deliver) }
+      return
+    }
+    let decision: (next: (any RequestLink)?, rest: InterceptorChain?, attempt: Int) =
+      self.state.withLock { state in
+        guard state.machine.pass(request) else { return (nil, nil, 0) }
+        if state.nextMade { return (state.next, nil, 0) }
+        state.nextMade = true
+        return (nil, state.rest, state.attempt)
+      }
+    var next = decision.next
+    if let rest = decision.rest {
+      let made = rest.makeHead(previous: AttemptLink(manager: self, attempt: decision.attempt))
+      self.state.withLock { state in
+        if !state.machine.isShutDown, state.attempt == decision.attempt {
+          state.next = made
+        }
+      }
+      next = made
+    }
+    if let next {
+      deliver(next)
+    }
+  }
+}
+
+// The element above reaches the interceptor through its manager, on the manager's queue.
+extension GRPCInterceptorManager: RequestLink {
+  func start(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) {
+    self.onInterceptor { $0.start(requestOptions: requestOptions, callOptions: callOptions) }
+  }
+
+  func write(_ message: any Sendable) {
+    self.onInterceptor { $0.writeData(message) }
+  }
+
+  func finish() {
+    self.onInterceptor { $0.finish() }
+  }
+
+  func cancel() {
+    self.onInterceptor { $0.cancel() }
+  }
+
+  func receiveNextMessages(_ count: Int) {
+    self.onInterceptor { $0.receiveNextMessages(count) }
+  }
+
+  /// Runs `event` on the interceptor, on this manager's queue, unless the manager has shut down
+  /// by then, or `attempt` (for responses) is no longer the current one.
+  fileprivate func onInterceptor(
+    attempt: Int? = nil,
+    _ event: @escaping @Sendable (GRPCInterceptor) -> Void
+  ) {
+    self.queue.async {
+      let interceptor = self.state.withLock { state in
+        attempt == nil || attempt == state.attempt ? state.interceptor : nil
+      }
+      if let interceptor {
+        event(interceptor)
+      }
+    }
+  }
+}
+
+/// What the elements below an interceptor answer to: its manager, for one attempt (see
+/// ``GRPCInterceptorManager/resetNextInterceptor()``).
+private final class AttemptLink: ResponseLink {
+  let manager: GRPCInterceptorManager
+  let attempt: Int
+
+  init(manager: GRPCInterceptorManager, attempt: Int) {
+    self.manager = manager
+    self.attempt = attempt
+  }
+
+  func initialMetadata(_ metadata: Metadata) {
+    self.manager.onInterceptor(attempt: self.attempt) { $0.didReceiveInitialMetadata(metadata) }
+  }
+
+  func message(_ message: any Sendable) {
+    self.manager.onInterceptor(attempt: self.attempt) { $0.didReceiveData(message) }
+  }
+
+  func didWrite() {
+    self.manager.onInterceptor(attempt: self.attempt) { $0.didWriteData() }
+  }
+
+  func close(trailers: Metadata?, error: GRPCError?) {
+    self.manager.onInterceptor(attempt: self.attempt) {
+      $0.didClose(trailingMetadata: trailers, error: error)
+    }
+  }
+}

@@ -1,0 +1,26 @@
+internal import GRPCCore
+
+/// One element of a call's request path, as the element above it sees it: an interceptor's
+/// manager, or the transport at the bottom of the chain.
+///
+/// Every method is thread-safe and returns at once; the element runs the event in its own
+/// context. Events sent from one thread are applied in the order they were sent.
+protocol RequestLink: AnyObject, Sendable {
+  func start(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions)
+  func write(_ message: any Sendable)
+  func finish()
+  func cancel()
+  func receiveNextMessages(_ count: Int)
+}
+
+/// One element of a call's response path, as the element below it sees it: an interceptor's
+/// manager, or the call's dispatcher at the top of the chain.
+///
+/// Every method is thread-safe and returns at once; the element delivers the event on its own
+/// queue, in the order the events were sent.
+protocol ResponseLink: AnyObject, Sendable {
+  func initialMetadata(_ metadata: Metadata)
+  func message(_ message: any Sendable)
+  func didWrite()
+  func close(trailers: Metadata?, error: GRPCError?)
+}

@@ -1,0 +1,19 @@
+public import Foundation
+
+/// Turns a call's typed messages into bytes and back, at the bottom of the interceptor chain.
+///
+/// With a marshaller in ``GRPCCallOptions/marshaller``, ``GRPCCall2/writeData(_:)`` takes typed
+/// messages, interceptors see them typed, and the handler receives typed responses: the call
+/// serializes a request only after every interceptor has handled it, and deserializes a
+/// response before the first interceptor sees it (the "open issue" of gRFC L50).
+///
+/// A request that fails to serialize closes the call with `INTERNAL` (13) and cancels it; so does
+/// a response that fails to deserialize, with the message "Unable to parse response from the
+/// server".
+public protocol GRPCMarshaller: Sendable {
+  /// The bytes of a request message.
+  func serialize(_ message: any Sendable) throws -> Data
+
+  /// The message a response's bytes hold.
+  func deserialize(_ data: Data) throws -> any Sendable
+}

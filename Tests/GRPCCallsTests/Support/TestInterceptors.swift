@@ -1,0 +1,169 @@
+import Dispatch
+import Foundation
+import GRPCCalls
+import GRPCCore
+import GRPCCallsInterop
+import SwiftProtobuf
+import Synchronization
+
+/// Events that interceptors saw, as "name.event", in the order they ran across the chain.
+final class InterceptorLog: Sendable {
+  private let entries = Mutex<[String]>([])
+
+  var all: [String] { self.entries.withLock { $0 } }
+
+  func append(_ entries: [String]) {
+    self.entries.withLock { $0.append(contentsOf: entries) }
+  }
+
+  /// How many times `name` saw `event`.
+  func count(_ name: String, _ event: String) -> Int {
+    self.all.count { $0 == "\(name).\(event)" }
+  }
+
+  /// The names that saw `event`, in the order they saw it.
+  func order(of event: String) -> [String] {
+    self.all.compactMap { entry in
+      let parts = entry.split(separator: ".", maxSplits: 1)
+      return parts.count == 2 && parts[1] == event ? String(parts[0]) : nil
+    }
+  }
+}
+
+/// A pass-through interceptor that records each event it sees, and checks that every event
+/// runs on its own queue.
+///
+/// With `host`, it records only calls to that host: a global interceptor sees every call in the
+/// test process, and the other suites run beside this one. Events before the start (when the
+/// host becomes known) wait for it.
+final class CountingInterceptor: GRPCInterceptor, @unchecked Sendable {
+  // @unchecked: `pending` and `matches` are touched only by this interceptor's events, which
+  // the manager runs one at a time.
+  private let name: String
+  private let log: InterceptorLog
+  private let host: String?
+  private let queueKey: DispatchSpecificKey<String>
+  private var pending: [String] = []
+  private var matches: Bool?
+
+  init(manager: GRPCInterceptorManager, name: String, log: InterceptorLog, host: String? = nil) {
+    self.name = name
+    self.log = log
+    self.host = host
+    let queue = DispatchQueue(label: "counting.\(name)")
+    self.queueKey = DispatchSpecificKey<String>()
+    queue.setSpecific(key: self.queueKey, value: name)
+    super.init(manager: manager, dispatchQueue: queue)
+  }
+
+  /// A factory making one per call.
+  static func factory(_ name: String, log: InterceptorLog, host: String? = nil) -> GRPCClosureInterceptorFactory {
+    GRPCClosureInterceptorFactory { manager in
+      CountingInterceptor(manager: manager, name: name, log: log, host: host)
+    }
+  }
+
+  private func record(_ event: String) {
+    let onQueue = DispatchQueue.getSpecific(key: self.queueKey) == self.name
+    let entry = "\(self.name).\(onQueue ? event : "off-queue")"
+    switch self.matches {
+    case nil: self.pending.append(entry)
+    case true?: self.log.append([entry])
+    case false?: break
+    }
+  }
+
+  override func start(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) {
+    let matches = self.host.map { $0 == requestOptions.host } ?? true
+    self.matches = matches
+    if matches {
+      self.log.append(self.pending)
+    }
+    self.pending = []
+    self.record("start")
+    super.start(requestOptions: requestOptions, callOptions: callOptions)
+  }
+
+  override func writeData(_ data: any Sendable) {
+    self.record("write")
+    super.writeData(data)
+  }
+
+  override func finish() {
+    self.record("finish")
+    super.finish()
+  }
+
+  override func cancel() {
+    self.record("cancel")
+    super.cancel()
+  }
+
+  override func receiveNextMessages(_ count: Int) {
+    self.record("receiveNextMessages")
+    super.receiveNextMessages(count)
+  }
+
+  override func didReceiveInitialMetadata(_ initialMetadata: Metadata) {
+    self.record("headers")
+    super.didReceiveInitialMetadata(initialMetadata)
+  }
+
+  override func didReceiveData(_ data: any Sendable) {
+    self.record("data")
+    super.didReceiveData(data)
+  }
+
+  override func didWriteData() {
+    self.record("didWriteData")
+    super.didWriteData()
+  }
+
+  override func didClose(trailingMetadata: Metadata?, error: GRPCError?) {
+    self.record("close")
+    super.didClose(trailingMetadata: trailingMetadata, error: error)
+  }
+}
+
+/// Turns typed protobuf messages into bytes and back.
+struct ProtoMarshaller<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>: GRPCMarshaller {
+  struct WrongType: Error {
+    var description: String
+  }
+
+  func serialize(_ message: any Sendable) throws -> Data {
+    guard let message = message as? Request else {
+      throw WrongType(description: "expected \(Request.self), got \(type(of: message))")
+    }
+    return try message.serializedData()
+  }
+
+  func deserialize(_ data: Data) throws -> any Sendable {
+    try Response(serializedBytes: data)
+  }
+}
+
+/// Collects whatever a call delivers, typed messages included.
+final class TypedCollector: GRPCResponseHandler {
+  let dispatchQueue = DispatchQueue(label: "typed-collector")
+  private let state = Mutex<(messages: [any Sendable], close: CallRecorder.Close?)>(([], nil))
+
+  var messages: [any Sendable] { self.state.withLock { $0.messages } }
+
+  func didReceiveData(_ data: any Sendable) {
+    self.state.withLock { $0.messages.append(data) }
+  }
+
+  func didClose(trailingMetadata: Metadata?, error: GRPCError?) {
+    self.state.withLock { $0.close = (trailingMetadata, error) }
+  }
+
+  func waitForClose(upTo seconds: Double = 30) async -> CallRecorder.Close? {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < deadline {
+      if let close = self.state.withLock({ $0.close }) { return close }
+      try? await Task.sleep(for: .milliseconds(5))
+    }
+    return nil
+  }
+}
