@@ -54,8 +54,12 @@ start_server() {
 status=0
 
 echo "--- grpc-calls interop -> grpcio server"
+# grpcio hides a request's grpc-encoding from the servicer, so its server cannot check
+# expect_compressed: the client_compressed_* cases run against grpc-calls serve below only.
+echo "(client_compressed_unary, client_compressed_streaming: not run, grpcio's server cannot see request compression)"
 start_server "$python" interop/python/server.py --port 0
-"$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all || status=1
+"$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all \
+  --exclude_test_cases client_compressed_unary,client_compressed_streaming || status=1
 
 echo "--- grpc-calls interop -> grpc-calls serve"
 start_server "$tool" serve --port 0

@@ -1,4 +1,5 @@
 internal import ArgumentParser
+internal import Foundation
 internal import GRPCCalls
 internal import GRPCCallsInterop
 
@@ -19,6 +20,12 @@ struct Interop: AsyncParsableCommand {
     help: "A case name (e.g. large_unary), a comma-separated list, or 'all'."
   )
   var testCase = "all"
+
+  @Option(
+    name: .customLong("exclude_test_cases"),
+    help: "Comma-separated cases to leave out, for a server that cannot run them."
+  )
+  var excludeTestCases = ""
 
   @Option(name: .customLong("use_tls"), help: "Connect over TLS (true/false).")
   var useTLS = false
@@ -45,21 +52,12 @@ struct Interop: AsyncParsableCommand {
   var userAgentPrefix: String?
 
   func validate() throws {
-    // Custom roots and client certificates arrive with the channel-options issue; refuse them
-    // rather than connect with settings other than those asked for.
-    let unsupported: [(String, Bool)] = [
-      ("--use_test_ca", self.useTestCA),
-      ("--server_host_override", self.serverHostOverride != nil),
-      ("--ca_file", self.caFile != nil),
-      ("--client_cert_file", self.clientCertFile != nil),
-      ("--client_key_file", self.clientKeyFile != nil),
-    ]
-    let refused = unsupported.filter(\.1).map(\.0)
-    if !refused.isEmpty {
-      throw ValidationError(
-        "\(refused.joined(separator: ", ")): not supported yet (custom trust roots, "
-          + "host name override and client certificates are not in GRPCCallOptions yet)"
-      )
+    // This tool ships no copy of gRPC's interop test CA: the CA must come as a file.
+    if self.useTestCA, self.caFile == nil {
+      throw ValidationError("--use_test_ca needs --ca_file: grpc-calls does not ship gRPC's test CA")
+    }
+    if (self.clientCertFile == nil) != (self.clientKeyFile == nil) {
+      throw ValidationError("--client_cert_file and --client_key_file go together")
     }
     _ = try self.selectedCases()
   }
@@ -67,6 +65,10 @@ struct Interop: AsyncParsableCommand {
   func run() async throws {
     var options = GRPCCallOptions()
     options.transportType = self.useTLS ? .tls : .insecure
+    options.hostNameOverride = self.serverHostOverride
+    options.pemRootCertificates = try self.caFile.map(Self.read)
+    options.pemCertificateChain = try self.clientCertFile.map(Self.read)
+    options.pemPrivateKey = try self.clientKeyFile.map(Self.read)
     options.userAgentPrefix = self.userAgentPrefix
     let client = InteropClient(target: "\(self.serverHost):\(self.serverPort)", callOptions: options)
     let summary = await InteropRunner.run(try self.selectedCases(), with: client)
@@ -75,11 +77,22 @@ struct Interop: AsyncParsableCommand {
     }
   }
 
-  private func selectedCases() throws -> [InteropCaseName] {
-    if self.testCase == "all" {
-      return InteropCaseName.all
+  private static func read(_ path: String) throws -> String {
+    do {
+      return try String(contentsOfFile: path, encoding: .utf8)
+    } catch {
+      throw ValidationError("cannot read \(path): \(error.localizedDescription)")
     }
-    return try self.testCase.split(separator: ",").map { name in
+  }
+
+  private func selectedCases() throws -> [InteropCaseName] {
+    let excluded = Set(try Self.cases(named: self.excludeTestCases).map(\.name))
+    let selected = self.testCase == "all" ? InteropCaseName.all : try Self.cases(named: self.testCase)
+    return selected.filter { !excluded.contains($0.name) }
+  }
+
+  private static func cases(named list: String) throws -> [InteropCaseName] {
+    try list.split(separator: ",").map { name in
       guard let known = InteropCaseName(String(name)) else {
         throw ValidationError(
           "unknown test case '\(name)'; known: \(InteropCaseName.all.map(\.name).joined(separator: ", "))"

@@ -13,11 +13,7 @@ struct InteropCaseName: Sendable {
   /// Cases of the interop test descriptions that need what the library does not have yet.
   /// They are reported, never silently passed.
   private static let unsupported: [(String, String)] = [
-    ("cacheable_unary", "needs a caching proxy in front of the server"),
-    ("client_compressed_unary", "request compression is not in GRPCCallOptions yet"),
-    ("server_compressed_unary", "response compression is not in GRPCCallOptions yet"),
-    ("client_compressed_streaming", "request compression is not in GRPCCallOptions yet"),
-    ("server_compressed_streaming", "response compression is not in GRPCCallOptions yet"),
+    ("cacheable_unary", "needs a caching proxy in front of the server")
   ]
 
   /// Every case, in the order of the interop test descriptions' list.

@@ -2,7 +2,9 @@
 
 Behaviour follows gRPC's interop test descriptions: payload sizes, streaming with intervals,
 metadata echo (x-grpc-test-echo-initial, x-grpc-test-echo-trailing-bin), status echo,
-expect_compressed checks and UNIMPLEMENTED for unknown methods.
+and UNIMPLEMENTED for unknown methods. It does not check expect_compressed: grpcio consumes the
+grpc-encoding header and gives the application no way to see whether a request was compressed,
+so run.sh leaves the client_compressed_* cases out against this server.
 
 Usage: python server.py [--host 127.0.0.1] [--port 0]
 Prints "listening on HOST:PORT" once it accepts connections (port 0 picks a free one).
@@ -53,11 +55,6 @@ def fail_if_asked(status, context):
     return True
 
 
-def request_compressed(context):
-    encoding = dict(context.invocation_metadata()).get("grpc-encoding", "identity")
-    return encoding != "identity"
-
-
 def payload(size):
     return messages_pb2.Payload(type=messages_pb2.COMPRESSABLE, body=b"\0" * size)
 
@@ -69,8 +66,6 @@ class TestService(test_pb2_grpc.TestServiceServicer):
 
     def UnaryCall(self, request, context):
         echo_metadata(context)
-        if request.expect_compressed.value and not request_compressed(context):
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "Expected a compressed request")
         if fail_if_asked(request.response_status, context):
             return messages_pb2.SimpleResponse()
         if request.response_compressed.value:
@@ -95,8 +90,6 @@ class TestService(test_pb2_grpc.TestServiceServicer):
         echo_metadata(context)
         total = 0
         for request in request_iterator:
-            if request.expect_compressed.value and not request_compressed(context):
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT, "Expected a compressed request")
             total += len(request.payload.body)
         return messages_pb2.StreamingInputCallResponse(aggregated_payload_size=total)
 

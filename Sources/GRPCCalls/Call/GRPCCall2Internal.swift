@@ -53,23 +53,26 @@ final class GRPCCall2Internal: Sendable {
   private func run(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) async {
     var callOptions = callOptions
     callOptions.transportType = self.transportType
-    let limit = callOptions.effectiveResponseSizeLimit
+    var limit = callOptions.effectiveResponseSizeLimit
     let demand = callOptions.enableFlowControl ? self.demand : nil
     let coder = MessageCoder(marshaller: callOptions.marshaller)
     do {
-      let metadata = try await RequestMetadata.make(for: callOptions)
       let key = try ChannelKey(host: requestOptions.host, options: callOptions)
+      limit = key.responseSizeLimit
+      let coreOptions = try Self.coreOptions(callOptions, safety: requestOptions.safety, key: key)
+      let descriptor = try MethodPath.descriptor(for: requestOptions.path)
+      let metadata = try await RequestMetadata.make(for: callOptions, userAgent: key.userAgent)
       let lease = try self.pool.lease(for: key)
       defer { lease.release() }
       let outcome = try await lease.channel.client.bidirectionalStreaming(
         request: StreamingClientRequest(metadata: metadata) { writer in
           try await self.sendRequests(to: writer, coder: coder, acknowledge: demand != nil)
         },
-        descriptor: try MethodPath.descriptor(for: requestOptions.path),
+        descriptor: descriptor,
         serializer: RawSerializer(),
         deserializer: RawDeserializer(),
-        options: Self.coreOptions(callOptions)
-      ) { [previous] response in
+        options: coreOptions
+      ) { [previous, limit] response in
         await ResponseReader(
           previous: previous,
           demand: demand,
@@ -80,8 +83,8 @@ final class GRPCCall2Internal: Sendable {
       self.close(trailers: outcome.trailers, error: outcome.error)
     } catch {
       // A server's status is read by ResponseReader; what is thrown here ended the call on this
-      // side (the token, the host, the deadline, an unreachable server, a request that did not
-      // serialize), so no trailers came.
+      // side (the options, the token, the host, the deadline, an unreachable server, a request
+      // that did not serialize), so no trailers came.
       let error = GRPCError(converting: error, headers: [:], responseSizeLimit: limit)
       self.close(trailers: nil, error: error)
     }
@@ -114,16 +117,26 @@ final class GRPCCall2Internal: Sendable {
     }
   }
 
-  /// The core's options for a call with these options.
-  private static func coreOptions(_ callOptions: GRPCCallOptions) -> CallOptions {
+  /// The core's options for a call with these options on the channel of `key`.
+  ///
+  /// - Throws: `INVALID_ARGUMENT` for an execution policy the core cannot take.
+  private static func coreOptions(
+    _ callOptions: GRPCCallOptions,
+    safety: GRPCCallSafety,
+    key: ChannelKey
+  ) throws(GRPCError) -> CallOptions {
     var options = CallOptions.defaults
     if callOptions.timeout > 0 {
       options.timeout = .seconds(callOptions.timeout)
     }
     // The HTTP/2 transport limits *response* messages by `maxRequestMessageBytes` and ignores
     // `maxResponseMessageBytes` (DESIGN.md §8), so set both.
-    options.maxRequestMessageBytes = callOptions.effectiveResponseSizeLimit
-    options.maxResponseMessageBytes = callOptions.effectiveResponseSizeLimit
+    options.maxRequestMessageBytes = key.responseSizeLimit
+    options.maxResponseMessageBytes = key.responseSizeLimit
+    options.compression = key.compression.core
+    if key.enableRetry, let policy = callOptions.executionPolicy {
+      options.executionPolicy = try policy.core(safety: safety)
+    }
     return options
   }
 }

@@ -5,10 +5,11 @@ enum RequestMetadata {
   /// Builds the request metadata, asking the token provider (at most once) if there is one.
   ///
   /// - Throws: ``GRPCError`` with `UNAUTHENTICATED` when the token provider throws.
-  static func make(for options: GRPCCallOptions) async throws(GRPCError) -> Metadata {
+  /// - Parameter userAgent: The channel's user agent (options and channel arguments applied).
+  static func make(for options: GRPCCallOptions, userAgent: String) async throws(GRPCError) -> Metadata {
     var metadata = options.initialMetadata
     metadata.removeAllValues(forKey: "user-agent")
-    metadata.addString(UserAgent.value(for: options), forKey: "user-agent")
+    metadata.addString(userAgent, forKey: "user-agent")
     if let token = try await Self.token(for: options) {
       metadata.removeAllValues(forKey: "authorization")
       metadata.addString("Bearer \(token)", forKey: "authorization")

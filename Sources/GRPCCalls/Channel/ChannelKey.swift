@@ -1,8 +1,12 @@
+internal import Foundation
+internal import GRPCCore
+
 /// What makes two calls share a channel: the target and every channel-level option.
 ///
 /// Two calls whose keys are equal run on the same channel, and so on the same HTTP/2 connection;
-/// any difference gives a separate one. Call-level options (timeout, metadata, tokens) are not
-/// part of the key.
+/// any difference gives a separate one. Call-level options (timeout, metadata, tokens,
+/// interceptors, flow control) are not part of the key. Channel arguments are applied first, so
+/// an argument and the option it sets give the same key.
 public struct ChannelKey: Hashable, Sendable {
   /// The parsed, normalized host (`name` and `name:443` are the same target).
   var target: HostTarget
@@ -11,13 +15,38 @@ public struct ChannelKey: Hashable, Sendable {
   var userAgent: String
   var flushCoalescing: Bool
   var http2TargetWindowSize: Int
+  var maxFrameSize: Int?
+  var tls: TLSSettings?
+  /// The `:authority` (and, under TLS, the verified name and SNI); `nil` derives it from the host.
+  var authority: String?
+  var compression: GRPCCompressionAlgorithm
+  var keepaliveInterval: TimeInterval
+  var keepaliveTimeout: TimeInterval
+  var connectTimeout: TimeInterval
+  var initialBackoff: TimeInterval
+  var maxBackoff: TimeInterval
+  var enableRetry: Bool
   var channelPoolDomain: String?
   var channelId: Int
 
+  /// The TLS settings of a secure channel.
+  struct TLSSettings: Hashable, Sendable {
+    var rootCertificatesPEM: String?
+    /// The client certificate chain and key (mutual TLS), when both were given.
+    var identity: Identity?
+
+    struct Identity: Hashable, Sendable {
+      var certificateChainPEM: String
+      var privateKeyPEM: String
+    }
+  }
+
   /// Derives the key of a call to `host` with `options`.
   ///
-  /// - Throws: ``GRPCError`` with code `INVALID_ARGUMENT` when `host` is malformed.
+  /// - Throws: ``GRPCError`` with code `INVALID_ARGUMENT` when `host` is malformed, a channel
+  ///   argument is unknown or malformed, or the authority and host name override disagree.
   public init(host: String, options: GRPCCallOptions) throws(GRPCError) {
+    let (options, extras) = try ChannelArgs.apply(to: options)
     self.target = try HostTarget(parsing: host)
     self.transportType = options.transportType
     self.responseSizeLimit = options.effectiveResponseSizeLimit
@@ -26,6 +55,33 @@ public struct ChannelKey: Hashable, Sendable {
     self.http2TargetWindowSize =
       options.http2TargetWindowSize == 0
       ? GRPCCallOptions.defaultHTTP2TargetWindowSize : options.http2TargetWindowSize
+    self.maxFrameSize = extras.maxFrameSize
+    if options.transportType.isSecure {
+      let identity = options.pemCertificateChain.flatMap { chain in
+        options.pemPrivateKey.map { TLSSettings.Identity(certificateChainPEM: chain, privateKeyPEM: $0) }
+      }
+      self.tls = TLSSettings(rootCertificatesPEM: options.pemRootCertificates, identity: identity)
+      if let authority = options.serverAuthority, let override = options.hostNameOverride,
+        authority != override
+      {
+        throw GRPCError(
+          code: .invalidArgument,
+          message: "serverAuthority '\(authority)' and hostNameOverride '\(override)' differ: "
+            + "under TLS the transport sends one name as the authority and verifies the certificate against it"
+        )
+      }
+      self.authority = options.serverAuthority ?? options.hostNameOverride
+    } else {
+      self.tls = nil
+      self.authority = options.serverAuthority
+    }
+    self.compression = options.compressionAlgorithm
+    self.keepaliveInterval = options.keepaliveInterval
+    self.keepaliveTimeout = options.keepaliveTimeout
+    self.connectTimeout = options.connectMinTimeout
+    self.initialBackoff = options.connectInitialBackoff
+    self.maxBackoff = options.connectMaxBackoff
+    self.enableRetry = options.enableRetry
     self.channelPoolDomain = options.channelPoolDomain
     self.channelId = options.channelId
   }

@@ -14,18 +14,11 @@ final class GRPCChannel: Sendable {
 
   init(key: ChannelKey) throws(GRPCError) {
     self.key = key
-    let security: HTTP2ClientTransport.Posix.TransportSecurity =
-      key.transportType.isSecure ? .tls : .plaintext
-    var config = HTTP2ClientTransport.Posix.Config.defaults
-    if !key.flushCoalescing {
-      config.connection.flushCoalescing = nil
-    }
-    config.http2.targetWindowSize = key.http2TargetWindowSize
     do {
       let transport = try HTTP2ClientTransport.Posix(
         target: key.target.resolvableTarget,
-        transportSecurity: security,
-        config: config
+        transportSecurity: key.transportSecurity,
+        config: key.transportConfig
       )
       self.client = GRPCClient(transport: transport)
     } catch {

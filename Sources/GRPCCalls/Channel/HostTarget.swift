@@ -3,7 +3,8 @@ internal import GRPCNIOTransportHTTP2Posix
 
 /// A call's `host` parsed into what the core resolves.
 ///
-/// Accepted forms (DESIGN.md §5): `name[:port]` and `[v6-literal][:port]` (no port means 443),
+/// Accepted forms (DESIGN.md §5): `name[:port]` and `[v6-literal][:port]` (no port means 443;
+/// an IP literal becomes an address target, a name a DNS one),
 /// or a target with a scheme: `dns:name[:port]` (also `dns:///name:port`),
 /// `ipv4:addr:port[,addr:port…]`, `ipv6:[addr]:port[,…]`, `unix:path`. Several addresses are
 /// balanced by the core's resolvers and load balancers, never by this library.
@@ -41,9 +42,22 @@ enum HostTarget: Hashable, Sendable {
       let address = try Self.address(name, invalid: invalid)
       self = .dns(host: address.host, port: address.port)
     } else {
+      // An IP literal needs no resolving, and must not become a TLS server name (SNI cannot
+      // carry an address): give it to the core as an address.
       let address = try Self.address(Substring(host), invalid: invalid)
-      self = .dns(host: address.host, port: address.port)
+      if address.host.contains(":") {
+        self = .ipv6([address])
+      } else if Self.isIPv4Literal(address.host) {
+        self = .ipv4([address])
+      } else {
+        self = .dns(host: address.host, port: address.port)
+      }
     }
+  }
+
+  private static func isIPv4Literal(_ host: String) -> Bool {
+    let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+    return parts.count == 4 && parts.allSatisfy { $0.count <= 3 && UInt8($0) != nil }
   }
 
   /// The target the core's name resolvers understand.

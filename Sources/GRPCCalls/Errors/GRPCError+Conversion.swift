@@ -1,4 +1,5 @@
 internal import GRPCCore
+internal import NIOSSL
 
 extension GRPCError {
   /// Converts an error raised while running a call into the error the call closes with.
@@ -30,6 +31,15 @@ extension GRPCError {
           trailers: error.metadata,
           cause: error
         )
+      } else if error.code == .unavailable, let tls = Self.tlsFailure(in: error) {
+        // The core reports a failed handshake as a peer that closed before the HTTP/2
+        // preface; what went wrong is in the TLS error it carries.
+        self.init(
+          code: .unavailable,
+          message: "The TLS handshake with the server failed: \(tls)",
+          headers: headers,
+          cause: error
+        )
       } else {
         self.init(
           code: error.code,
@@ -56,5 +66,19 @@ extension GRPCError {
         cause: error
       )
     }
+  }
+
+  /// The TLS error somewhere in `error`'s chain of causes, if any.
+  private static func tlsFailure(in error: RPCError) -> (any Error)? {
+    var cause = error.cause
+    for _ in 0..<8 {
+      switch cause {
+      case let tls as NIOSSLError: return tls
+      case let tls as NIOSSLExtraError: return tls
+      case let wrapped as RPCError: cause = wrapped.cause
+      default: return nil
+      }
+    }
+    return nil
   }
 }

@@ -9,11 +9,14 @@ public import GRPCCore
 ///
 /// Options fall in two groups:
 /// - **Call-level** options (``timeout``, ``initialMetadata``, ``oauth2AccessToken``,
-///   ``authTokenProvider``, ``enableFlowControl``, ``interceptorFactories``, ``marshaller``)
-///   apply to one call and never change which channel it runs on.
+///   ``authTokenProvider``, ``enableFlowControl``, ``interceptorFactories``, ``marshaller``,
+///   ``executionPolicy``) apply to one call and never change which channel it runs on.
 /// - **Channel-level** options (``responseSizeLimit``, ``transportType``, ``userAgentPrefix``,
-///   ``userAgentSuffix``, ``flushCoalescing``, ``http2TargetWindowSize``, ``channelPoolDomain``,
-///   ``channelId``) form the channel key: calls share
+///   ``userAgentSuffix``, ``flushCoalescing``, ``http2TargetWindowSize``, ``pemRootCertificates``,
+///   ``pemPrivateKey``, ``pemCertificateChain``, ``hostNameOverride``, ``serverAuthority``,
+///   ``compressionAlgorithm``, ``keepaliveInterval``, ``keepaliveTimeout``,
+///   ``connectMinTimeout``, ``connectInitialBackoff``, ``connectMaxBackoff``, ``enableRetry``,
+///   ``additionalChannelArgs``, ``channelPoolDomain``, ``channelId``) form the channel key: calls share
 ///   a channel (one HTTP/2 connection) only when all of them are equal. See ``ChannelKey``.
 ///
 /// Durations are `TimeInterval` seconds, as in the gRPC Objective-C API; negative values clamp
@@ -69,6 +72,12 @@ public struct GRPCCallOptions: Sendable {
   ///
   /// `nil` (the default): the call sends and receives `Data`. See ``GRPCMarshaller``.
   public var marshaller: (any GRPCMarshaller)?
+
+  /// How the core retries or hedges the call; `nil` (the default) tries once.
+  ///
+  /// Applies only while ``enableRetry`` is on. An invalid policy fails the call with
+  /// `INVALID_ARGUMENT`.
+  public var executionPolicy: GRPCExecutionPolicy?
 
   // MARK: Channel-level options
 
@@ -131,6 +140,103 @@ public struct GRPCCallOptions: Sendable {
     set { self._http2TargetWindowSize = min(max(0, newValue), Int(Int32.max)) }
   }
   private var _http2TargetWindowSize: Int = 0
+
+  /// PEM trust roots (one or more certificates) that the server's certificate must chain to;
+  /// `nil` (the default) trusts the system's roots.
+  public var pemRootCertificates: String?
+
+  /// The PEM private key of the client certificate, for mutual TLS; used only together with
+  /// ``pemCertificateChain``.
+  public var pemPrivateKey: String?
+
+  /// The PEM client certificate chain, leaf first, for mutual TLS; used only together with
+  /// ``pemPrivateKey``.
+  public var pemCertificateChain: String?
+
+  /// The name the server's certificate is verified against and sent as TLS SNI, in place of
+  /// the host connected to. It is also the `:authority` sent, unless ``serverAuthority`` is
+  /// set (as gRPC core's target-name override also sets the default authority).
+  public var hostNameOverride: String?
+
+  /// The `:authority` sent with every call; `nil` (the default) derives it from the host.
+  ///
+  /// A channel-level option: the core sets the authority per connection (DESIGN.md §8). Under
+  /// TLS it is also the name the certificate is verified against, so it must equal
+  /// ``hostNameOverride`` when both are set, or the call fails with `INVALID_ARGUMENT`.
+  public var serverAuthority: String?
+
+  /// How request messages are compressed; `.none` by default.
+  ///
+  /// With an algorithm set, the channel also accepts responses compressed with gzip or deflate
+  /// (it advertises both in `grpc-accept-encoding`); with `.none` it advertises neither, so
+  /// servers answer uncompressed.
+  public var compressionAlgorithm: GRPCCompressionAlgorithm = .none
+
+  /// Seconds between HTTP/2 keepalive pings while calls run; `0` (the default) sends none.
+  public var keepaliveInterval: TimeInterval {
+    get { self._keepaliveInterval }
+    set { self._keepaliveInterval = Self.clamped(newValue) }
+  }
+  private var _keepaliveInterval: TimeInterval = 0
+
+  /// Seconds to wait for a keepalive ping's answer before the connection is closed (its calls
+  /// fail with `UNAVAILABLE`); `0` (the default) means 20 seconds.
+  public var keepaliveTimeout: TimeInterval {
+    get { self._keepaliveTimeout }
+    set { self._keepaliveTimeout = Self.clamped(newValue) }
+  }
+  private var _keepaliveTimeout: TimeInterval = 0
+
+  /// The longest a TCP connection attempt may take, in seconds; `0` (the default) means
+  /// 10 seconds, SwiftNIO's default.
+  ///
+  /// It bounds the TCP connect only (set as the socket's connect timeout when each attempt
+  /// begins), not the TLS and HTTP/2 handshakes that follow; values above 10 s have no effect.
+  public var connectMinTimeout: TimeInterval {
+    get { self._connectMinTimeout }
+    set { self._connectMinTimeout = Self.clamped(newValue) }
+  }
+  private var _connectMinTimeout: TimeInterval = 0
+
+  /// The wait before the first reconnection attempt, in seconds; `0` (the default) means 1 s.
+  public var connectInitialBackoff: TimeInterval {
+    get { self._connectInitialBackoff }
+    set { self._connectInitialBackoff = Self.clamped(newValue) }
+  }
+  private var _connectInitialBackoff: TimeInterval = 0
+
+  /// The longest wait between reconnection attempts, in seconds; `0` (the default) means 120 s.
+  public var connectMaxBackoff: TimeInterval {
+    get { self._connectMaxBackoff }
+    set { self._connectMaxBackoff = Self.clamped(newValue) }
+  }
+  private var _connectMaxBackoff: TimeInterval = 0
+
+  /// Whether calls on the channel follow their ``executionPolicy``; on by default. Off, every
+  /// call is tried once.
+  public var enableRetry: Bool = true
+
+  /// gRPC channel arguments, by their gRPC core names; an unknown name or a value of the wrong
+  /// kind fails the call with `INVALID_ARGUMENT` naming it. Applied over the options above:
+  ///
+  /// | name | value | sets |
+  /// |---|---|---|
+  /// | `grpc.max_receive_message_length` | bytes | ``responseSizeLimit`` |
+  /// | `grpc.keepalive_time_ms` | ms | ``keepaliveInterval`` |
+  /// | `grpc.keepalive_timeout_ms` | ms | ``keepaliveTimeout`` |
+  /// | `grpc.min_reconnect_backoff_ms` | ms | ``connectMinTimeout`` |
+  /// | `grpc.initial_reconnect_backoff_ms` | ms | ``connectInitialBackoff`` |
+  /// | `grpc.max_reconnect_backoff_ms` | ms | ``connectMaxBackoff`` |
+  /// | `grpc.primary_user_agent` | string | ``userAgentPrefix`` |
+  /// | `grpc.secondary_user_agent` | string | ``userAgentSuffix`` |
+  /// | `grpc.default_authority` | string | ``serverAuthority`` |
+  /// | `grpc.ssl_target_name_override` | string | ``hostNameOverride`` |
+  /// | `grpc.enable_retries` | 0 or 1 | ``enableRetry`` |
+  /// | `grpc.http2.max_frame_size` | bytes | the largest HTTP/2 frame the server may send |
+  public var additionalChannelArgs: ChannelArgs = [:]
+
+  /// Channel arguments by name.
+  public typealias ChannelArgs = [String: GRPCChannelArgValue]
 
   /// The window used when ``http2TargetWindowSize`` is `0`: 8 MiB.
   public static let defaultHTTP2TargetWindowSize = 8 * 1024 * 1024

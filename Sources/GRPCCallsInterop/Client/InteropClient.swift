@@ -47,6 +47,10 @@ public struct InteropClient: Sendable {
     case .unimplementedMethod: try await self.unimplemented(service: "grpc.testing.TestService")
     case .unimplementedService:
       try await self.unimplemented(service: "grpc.testing.UnimplementedService")
+    case .clientCompressedUnary: try await self.clientCompressedUnary()
+    case .serverCompressedUnary: try await self.serverCompressedUnary()
+    case .clientCompressedStreaming: try await self.clientCompressedStreaming()
+    case .serverCompressedStreaming: try await self.serverCompressedStreaming()
     }
   }
 

@@ -14,6 +14,10 @@ public enum InteropTestCase: String, CaseIterable, Sendable {
   case specialStatusMessage = "special_status_message"
   case unimplementedMethod = "unimplemented_method"
   case unimplementedService = "unimplemented_service"
+  case clientCompressedUnary = "client_compressed_unary"
+  case serverCompressedUnary = "server_compressed_unary"
+  case clientCompressedStreaming = "client_compressed_streaming"
+  case serverCompressedStreaming = "server_compressed_streaming"
 }
 
 /// A check in an interop case that did not hold.

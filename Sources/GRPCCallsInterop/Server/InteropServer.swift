@@ -15,10 +15,13 @@ public final class InteropServer: Sendable {
   public struct TLSIdentity: Sendable {
     public var certificateChainPEM: String
     public var privateKeyPEM: String
+    /// When set, clients must present a certificate that chains to these roots (mutual TLS).
+    public var clientTrustRootsPEM: String?
 
-    public init(certificateChainPEM: String, privateKeyPEM: String) {
+    public init(certificateChainPEM: String, privateKeyPEM: String, clientTrustRootsPEM: String? = nil) {
       self.certificateChainPEM = certificateChainPEM
       self.privateKeyPEM = privateKeyPEM
+      self.clientTrustRootsPEM = clientTrustRootsPEM
     }
   }
 
@@ -75,10 +78,15 @@ public final class InteropServer: Sendable {
 
     let security: HTTP2ServerTransport.Posix.TransportSecurity
     if let tls {
-      security = .tls(
-        certificateChain: [.bytes(Array(tls.certificateChainPEM.utf8), format: .pem)],
-        privateKey: .bytes(Array(tls.privateKeyPEM.utf8), format: .pem)
-      )
+      let chain: [TLSConfig.CertificateSource] = [.bytes(Array(tls.certificateChainPEM.utf8), format: .pem)]
+      let key: TLSConfig.PrivateKeySource = .bytes(Array(tls.privateKeyPEM.utf8), format: .pem)
+      if let clientRoots = tls.clientTrustRootsPEM {
+        security = .mTLS(certificateChain: chain, privateKey: key) {
+          $0.trustRoots = .certificates([.bytes(Array(clientRoots.utf8), format: .pem)])
+        }
+      } else {
+        security = .tls(certificateChain: chain, privateKey: key)
+      }
     } else {
       security = .plaintext
     }

@@ -10,9 +10,11 @@ struct HostTargetTests {
     arguments: [
       ("example.com", HostTarget.dns(host: "example.com", port: 443)),
       ("example.com:8080", .dns(host: "example.com", port: 8080)),
-      ("127.0.0.1:50051", .dns(host: "127.0.0.1", port: 50051)),
-      ("[::1]:50051", .dns(host: "::1", port: 50051)),
-      ("[::1]", .dns(host: "::1", port: 443)),
+      ("127.0.0.1:50051", .ipv4([.init(host: "127.0.0.1", port: 50051)])),
+      ("[::1]:50051", .ipv6([.init(host: "::1", port: 50051)])),
+      ("[::1]", .ipv6([.init(host: "::1", port: 443)])),
+      ("1.2.3.4.example", .dns(host: "1.2.3.4.example", port: 443)),
+      ("256.1.1.1:1", .dns(host: "256.1.1.1", port: 1)),
       ("dns:example.com:9", .dns(host: "example.com", port: 9)),
       ("dns:///example.com", .dns(host: "example.com", port: 443)),
       (

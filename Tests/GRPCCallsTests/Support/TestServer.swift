@@ -51,9 +51,10 @@ struct TestServer: Sendable {
 /// Runs `body` against a fresh server and pool, then tears both down.
 func withTestServer(
   poolConfig: GRPCChannelPool.Config = .defaults,
+  tls: InteropServer.TLSIdentity? = nil,
   _ body: (TestServer) async throws -> Void
 ) async throws {
-  let server = try await InteropServer.start(host: "127.0.0.1", port: 0)
+  let server = try await InteropServer.start(host: "127.0.0.1", port: 0, tls: tls)
   let pool = GRPCChannelPool(config: poolConfig)
   defer { pool.disconnectAll() }
   do {

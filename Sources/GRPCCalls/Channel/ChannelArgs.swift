@@ -1,0 +1,86 @@
+internal import Foundation
+internal import GRPCCore
+
+/// Applies ``GRPCCallOptions/additionalChannelArgs`` to the options they override.
+///
+/// Only names with a real effect are known; any other fails the call rather than being
+/// silently ignored.
+enum ChannelArgs {
+  /// What the arguments set that has no option of its own.
+  struct Extras: Hashable, Sendable {
+    var maxFrameSize: Int?
+  }
+
+  /// The options with every argument applied, and the settings with no option of their own.
+  ///
+  /// - Throws: `INVALID_ARGUMENT` naming an unknown argument, or one with a value of the
+  ///   wrong kind or range.
+  static func apply(to options: GRPCCallOptions) throws(GRPCError) -> (GRPCCallOptions, Extras) {
+    var options = options
+    var extras = Extras()
+    // Sorted, so that the first bad argument reported is always the same one.
+    for (name, value) in options.additionalChannelArgs.sorted(by: { $0.key < $1.key }) {
+      let arg = Arg(name: name, value: value)
+      switch name {
+      case "grpc.max_receive_message_length":
+        options.responseSizeLimit = try arg.integer(in: 0...Int(Int32.max))
+      case "grpc.keepalive_time_ms":
+        options.keepaliveInterval = try arg.seconds()
+      case "grpc.keepalive_timeout_ms":
+        options.keepaliveTimeout = try arg.seconds()
+      case "grpc.min_reconnect_backoff_ms":
+        options.connectMinTimeout = try arg.seconds()
+      case "grpc.initial_reconnect_backoff_ms":
+        options.connectInitialBackoff = try arg.seconds()
+      case "grpc.max_reconnect_backoff_ms":
+        options.connectMaxBackoff = try arg.seconds()
+      case "grpc.primary_user_agent":
+        options.userAgentPrefix = try arg.string()
+      case "grpc.secondary_user_agent":
+        options.userAgentSuffix = try arg.string()
+      case "grpc.default_authority":
+        options.serverAuthority = try arg.string()
+      case "grpc.ssl_target_name_override":
+        options.hostNameOverride = try arg.string()
+      case "grpc.enable_retries":
+        options.enableRetry = try arg.integer(in: 0...1) == 1
+      case "grpc.http2.max_frame_size":
+        extras.maxFrameSize = try arg.integer(in: (1 << 14)...((1 << 24) - 1))
+      default:
+        throw GRPCError(
+          code: .invalidArgument,
+          message: "Unknown channel argument '\(name)' in additionalChannelArgs"
+        )
+      }
+    }
+    return (options, extras)
+  }
+
+  private struct Arg {
+    var name: String
+    var value: GRPCChannelArgValue
+
+    func integer(in range: ClosedRange<Int>) throws(GRPCError) -> Int {
+      guard case .integer(let value) = self.value, range.contains(value) else {
+        throw self.invalid("an integer in \(range.lowerBound)...\(range.upperBound)")
+      }
+      return value
+    }
+
+    func seconds() throws(GRPCError) -> TimeInterval {
+      TimeInterval(try self.integer(in: 0...Int(Int32.max))) / 1000
+    }
+
+    func string() throws(GRPCError) -> String {
+      guard case .string(let value) = self.value else { throw self.invalid("a string") }
+      return value
+    }
+
+    private func invalid(_ expected: String) -> GRPCError {
+      GRPCError(
+        code: .invalidArgument,
+        message: "Channel argument '\(self.name)' must be \(expected), not \(self.value)"
+      )
+    }
+  }
+}

@@ -1,0 +1,65 @@
+internal import GRPCCore
+internal import GRPCNIOTransportHTTP2Posix
+internal import NIOCore
+
+extension ChannelKey {
+  /// How the channel's transport secures its connections.
+  var transportSecurity: HTTP2ClientTransport.Posix.TransportSecurity {
+    guard let tls = self.tls else { return .plaintext }
+    let roots: TLSConfig.TrustRootsSource =
+      tls.rootCertificatesPEM.map { .certificates([.bytes(Array($0.utf8), format: .pem)]) }
+      ?? .systemDefault
+    guard let identity = tls.identity else {
+      return .tls { $0.trustRoots = roots }
+    }
+    return .mTLS(
+      certificateChain: [.bytes(Array(identity.certificateChainPEM.utf8), format: .pem)],
+      privateKey: .bytes(Array(identity.privateKeyPEM.utf8), format: .pem)
+    ) { $0.trustRoots = roots }
+  }
+
+  /// The channel's transport settings.
+  var transportConfig: HTTP2ClientTransport.Posix.Config {
+    var config = HTTP2ClientTransport.Posix.Config.defaults
+    if !self.flushCoalescing {
+      config.connection.flushCoalescing = nil
+    }
+    config.http2.targetWindowSize = self.http2TargetWindowSize
+    if let maxFrameSize = self.maxFrameSize {
+      config.http2.maxFrameSize = maxFrameSize
+    }
+    // Under TLS the transport also sends this name as SNI and verifies the certificate with it.
+    config.http2.authority = self.authority
+    // A channel that compresses its requests also accepts compressed responses. One that does
+    // not advertises none, so servers answer uncompressed: flow control and response size
+    // limits then count the bytes the application gets.
+    config.compression.enabledAlgorithms = self.compression == .none ? .none : .all
+    config.compression.algorithm = self.compression.core
+    if self.keepaliveInterval > 0 {
+      config.connection.keepalive = .init(
+        time: .seconds(self.keepaliveInterval),
+        timeout: .seconds(self.keepaliveTimeout > 0 ? self.keepaliveTimeout : 20),
+        allowWithoutCalls: false
+      )
+    }
+    if self.initialBackoff > 0 || self.maxBackoff > 0 {
+      let initial = self.initialBackoff > 0 ? self.initialBackoff : 1
+      config.backoff = .init(
+        initial: .seconds(initial),
+        max: .seconds(max(initial, self.maxBackoff > 0 ? self.maxBackoff : 120)),
+        multiplier: config.backoff.multiplier,
+        jitter: config.backoff.jitter
+      )
+    }
+    if self.connectTimeout > 0 {
+      // The transport has no connect-timeout setting and always uses SwiftNIO's 10 s; this
+      // callback runs in the bootstrap's initializer, before the socket connects, so the
+      // option bounds each attempt's TCP connect.
+      let timeout = TimeAmount.nanoseconds(Int64(self.connectTimeout * 1e9))
+      config.channelDebuggingCallbacks.onCreateTCPConnection = { channel in
+        channel.setOption(ChannelOptions.connectTimeout, value: timeout)
+      }
+    }
+    return config
+  }
+}

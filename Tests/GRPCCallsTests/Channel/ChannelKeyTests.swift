@@ -1,0 +1,122 @@
+import Foundation
+import GRPCCore
+import Testing
+
+@testable import GRPCCalls
+
+@Suite("Channel key: channel-level options split channels, call-level ones never do")
+struct ChannelKeyTests {
+  typealias Change = @Sendable (inout GRPCCallOptions) -> Void
+
+  static let channelLevel: [(String, Change)] = [
+    ("responseSizeLimit", { $0.responseSizeLimit = 100 }),
+    ("transportType", { $0.transportType = .insecure }),
+    ("userAgentPrefix", { $0.userAgentPrefix = "p" }),
+    ("userAgentSuffix", { $0.userAgentSuffix = "s" }),
+    ("flushCoalescing", { $0.flushCoalescing.toggle() }),
+    ("http2TargetWindowSize", { $0.http2TargetWindowSize = 1 << 20 }),
+    ("pemRootCertificates", { $0.pemRootCertificates = "roots" }),
+    ("pemPrivateKey + pemCertificateChain", {
+      $0.pemPrivateKey = "key"
+      $0.pemCertificateChain = "chain"
+    }),
+    ("hostNameOverride", { $0.hostNameOverride = "other.test" }),
+    ("serverAuthority", { $0.serverAuthority = "other.test" }),
+    ("compressionAlgorithm", { $0.compressionAlgorithm = .gzip }),
+    ("keepaliveInterval", { $0.keepaliveInterval = 1 }),
+    ("keepaliveTimeout", { $0.keepaliveTimeout = 1 }),
+    ("connectMinTimeout", { $0.connectMinTimeout = 1 }),
+    ("connectInitialBackoff", { $0.connectInitialBackoff = 1 }),
+    ("connectMaxBackoff", { $0.connectMaxBackoff = 1 }),
+    ("enableRetry", { $0.enableRetry = false }),
+    ("additionalChannelArgs", { $0.additionalChannelArgs = ["grpc.http2.max_frame_size": 32768] }),
+    ("channelPoolDomain", { $0.channelPoolDomain = "d" }),
+    ("channelId", { $0.channelId = 1 }),
+  ]
+
+  static let callLevel: [(String, Change)] = [
+    ("timeout", { $0.timeout = 5 }),
+    ("initialMetadata", { $0.initialMetadata.addString("v", forKey: "k") }),
+    ("oauth2AccessToken", { $0.oauth2AccessToken = "t" }),
+    ("enableFlowControl", { $0.enableFlowControl = true }),
+    ("interceptorFactories", {
+      $0.interceptorFactories = [GRPCClosureInterceptorFactory { GRPCInterceptor(manager: $0) }]
+    }),
+    ("executionPolicy", { $0.executionPolicy = .retry(GRPCRetryPolicy(maxAttempts: 3)) }),
+  ]
+
+  static func key(_ change: Change = { _ in }) throws -> ChannelKey {
+    var options = GRPCCallOptions()
+    change(&options)
+    return try ChannelKey(host: "example.com", options: options)
+  }
+
+  @Test("every channel-level option changes the key", arguments: Self.channelLevel)
+  func channelLevelSplits(name: String, change: Change) throws {
+    #expect(try Self.key(change) != Self.key(), "\(name)")
+  }
+
+  @Test("no call-level option changes the key", arguments: Self.callLevel)
+  func callLevelShares(name: String, change: Change) throws {
+    #expect(try Self.key(change) == Self.key(), "\(name)")
+  }
+
+  @Test("a channel argument and the option it sets give the same key")
+  func argumentsMatchOptions() throws {
+    let pairs: [(GRPCCallOptions.ChannelArgs, Change)] = [
+      (["grpc.max_receive_message_length": 100], { $0.responseSizeLimit = 100 }),
+      (["grpc.keepalive_time_ms": 1500], { $0.keepaliveInterval = 1.5 }),
+      (["grpc.keepalive_timeout_ms": 2000], { $0.keepaliveTimeout = 2 }),
+      (["grpc.min_reconnect_backoff_ms": 250], { $0.connectMinTimeout = 0.25 }),
+      (["grpc.initial_reconnect_backoff_ms": 100], { $0.connectInitialBackoff = 0.1 }),
+      (["grpc.max_reconnect_backoff_ms": 3000], { $0.connectMaxBackoff = 3 }),
+      (["grpc.primary_user_agent": "app/1"], { $0.userAgentPrefix = "app/1" }),
+      (["grpc.secondary_user_agent": "x"], { $0.userAgentSuffix = "x" }),
+      (["grpc.default_authority": "a.test"], { $0.serverAuthority = "a.test" }),
+      (["grpc.ssl_target_name_override": "a.test"], { $0.hostNameOverride = "a.test" }),
+      (["grpc.enable_retries": 0], { $0.enableRetry = false }),
+    ]
+    for (arguments, change) in pairs {
+      #expect(try Self.key { $0.additionalChannelArgs = arguments } == Self.key(change), "\(arguments)")
+    }
+  }
+
+  @Test(
+    "an unknown channel argument, or one of the wrong kind, is INVALID_ARGUMENT naming it",
+    arguments: [
+      (["grpc.no_such_arg": 1], "grpc.no_such_arg"),
+      (["grpc.keepalive_time_ms": "soon"], "grpc.keepalive_time_ms"),
+      (["grpc.primary_user_agent": 7], "grpc.primary_user_agent"),
+      (["grpc.enable_retries": 2], "grpc.enable_retries"),
+      (["grpc.http2.max_frame_size": 100], "grpc.http2.max_frame_size"),
+    ] as [(GRPCCallOptions.ChannelArgs, String)]
+  )
+  func badArguments(arguments: GRPCCallOptions.ChannelArgs, name: String) {
+    #expect {
+      try Self.key { $0.additionalChannelArgs = arguments }
+    } throws: { error in
+      guard let error = error as? GRPCError else { return false }
+      return error.code == .invalidArgument && error.message.contains("'\(name)'")
+    }
+  }
+
+  @Test("under TLS, a serverAuthority that differs from hostNameOverride is INVALID_ARGUMENT")
+  func authorityConflict() throws {
+    #expect(throws: GRPCError.self) {
+      try Self.key {
+        $0.serverAuthority = "a.test"
+        $0.hostNameOverride = "b.test"
+      }
+    }
+    // Equal names, or plaintext (no certificate to verify), are fine.
+    _ = try Self.key {
+      $0.serverAuthority = "a.test"
+      $0.hostNameOverride = "a.test"
+    }
+    _ = try Self.key {
+      $0.transportType = .insecure
+      $0.serverAuthority = "a.test"
+      $0.hostNameOverride = "b.test"
+    }
+  }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import GRPCCalls
+import GRPCCallsInterop
+import GRPCCore
+import Testing
+
+@Suite("TLS and mutual TLS over loopback, with certificates made at test time")
+struct TLSTests {
+  static let certificates = Result { try TestCertificates() }
+
+  /// TLS options trusting `roots`, for the test server at 127.0.0.1.
+  static func options(roots: String?, override: String? = TestCertificates.serverName) -> GRPCCallOptions {
+    var options = GRPCCallOptions()
+    options.transportType = .tls
+    options.pemRootCertificates = roots
+    options.hostNameOverride = override
+    return options
+  }
+
+  static func unary(_ server: TestServer, _ options: GRPCCallOptions) async throws -> CallRecorder.Close {
+    try await server.complete("UnaryCall", try unaryRequest(responseBytes: 32), options: options).close
+  }
+
+  @Test("a custom root and hostNameOverride: the call succeeds; the server sees the override as :authority")
+  func customRootWithOverride() async throws {
+    let certificates = try Self.certificates.get()
+    try await withTestServer(tls: certificates.serverTLS()) { server in
+      let close = try await Self.unary(server, Self.options(roots: certificates.caPEM))
+      #expect(close.error == nil, "\(String(describing: close.error))")
+      let rpc = try #require(server.recorder.rpcs.last)
+      #expect(Array(rpc.metadata[stringValues: ":authority"]) == [TestCertificates.serverName])
+    }
+  }
+
+  @Test(
+    "certificate problems fail with UNAVAILABLE naming them",
+    arguments: [
+      ("no override: the certificate does not name 127.0.0.1", true, false, "in certificate from peer"),
+      ("an unrelated root", false, true, "CERTIFICATE_VERIFY_FAILED"),
+    ]
+  )
+  func certificateProblems(_ case: String, useRightRoot: Bool, override: Bool, problem: String) async throws {
+    let certificates = try Self.certificates.get()
+    try await withTestServer(tls: certificates.serverTLS()) { server in
+      let options = Self.options(
+        roots: useRightRoot ? certificates.caPEM : certificates.otherCAPEM,
+        override: override ? TestCertificates.serverName : nil
+      )
+      let error = try #require(try await Self.unary(server, options).error)
+      #expect(error.code == .unavailable)
+      #expect(error.message.hasPrefix("The TLS handshake with the server failed"), "\(error.message)")
+      #expect(error.message.contains(problem), "\(error.message)")
+    }
+  }
+
+  @Test("mutual TLS: a client certificate is accepted; without one the server refuses the call")
+  func mutualTLS() async throws {
+    let certificates = try Self.certificates.get()
+    try await withTestServer(tls: certificates.serverTLS(mutual: true)) { server in
+      var options = Self.options(roots: certificates.caPEM)
+      options.pemCertificateChain = certificates.client.certificatePEM
+      options.pemPrivateKey = certificates.client.privateKeyPEM
+      let close = try await Self.unary(server, options)
+      #expect(close.error == nil, "\(String(describing: close.error))")
+
+      // A key without a chain is not an identity: no certificate is sent.
+      var withoutChain = Self.options(roots: certificates.caPEM)
+      withoutChain.pemPrivateKey = certificates.client.privateKeyPEM
+      let refused = try #require(try await Self.unary(server, withoutChain).error)
+      #expect(refused.code == .unavailable, "\(refused)")
+    }
+  }
+
+  @Test("a plaintext call to a TLS server fails with UNAVAILABLE")
+  func plaintextToTLS() async throws {
+    let certificates = try Self.certificates.get()
+    try await withTestServer(tls: certificates.serverTLS()) { server in
+      var options = GRPCCallOptions()
+      options.transportType = .insecure
+      options.timeout = 10
+      let error = try #require(try await Self.unary(server, options).error)
+      #expect(error.code == .unavailable, "\(error)")
+    }
+  }
+}
