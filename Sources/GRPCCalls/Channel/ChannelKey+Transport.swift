@@ -52,12 +52,18 @@ extension ChannelKey {
       )
     }
     if self.connectTimeout > 0 {
-      // The transport has no connect-timeout setting and always uses SwiftNIO's 10 s; this
-      // callback runs in the bootstrap's initializer, before the socket connects, so the
-      // option bounds each attempt's TCP connect.
+      // The transport has no connect-timeout setting (DESIGN.md §8). This callback runs in the
+      // bootstrap's initializer, before the socket connects: the socket option bounds the TCP
+      // connect, the handler the whole attempt up to the server's first bytes.
       let timeout = TimeAmount.nanoseconds(Int64(self.connectTimeout * 1e9))
       config.channelDebuggingCallbacks.onCreateTCPConnection = { channel in
-        channel.setOption(ChannelOptions.connectTimeout, value: timeout)
+        channel.eventLoop.makeCompletedFuture {
+          try channel.syncOptions?.setOption(ChannelOptions.connectTimeout, value: timeout)
+          try channel.pipeline.syncOperations.addHandler(
+            HandshakeTimeoutHandler(limit: timeout),
+            position: .first
+          )
+        }
       }
     }
     return config

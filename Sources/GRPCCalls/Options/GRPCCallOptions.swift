@@ -187,11 +187,13 @@ public struct GRPCCallOptions: Sendable {
   }
   private var _keepaliveTimeout: TimeInterval = 0
 
-  /// The longest a TCP connection attempt may take, in seconds; `0` (the default) means
-  /// 10 seconds, SwiftNIO's default.
+  /// The longest a connection attempt may take, in seconds, until the server first answers;
+  /// `0` (the default) leaves SwiftNIO's 10 s TCP connect timeout and no handshake limit.
   ///
-  /// It bounds the TCP connect only (set as the socket's connect timeout when each attempt
-  /// begins), not the TLS and HTTP/2 handshakes that follow; values above 10 s have no effect.
+  /// An attempt whose TCP connect has not completed, or whose server has sent nothing (no TLS
+  /// ServerHello, no HTTP/2 SETTINGS) by then, is closed; calls waiting on it fail with
+  /// `UNAVAILABLE` and the channel reconnects after its backoff. Values above 10 s still
+  /// bound the handshake, but the TCP connect itself gives up at 10 s.
   public var connectMinTimeout: TimeInterval {
     get { self._connectMinTimeout }
     set { self._connectMinTimeout = Self.clamped(newValue) }

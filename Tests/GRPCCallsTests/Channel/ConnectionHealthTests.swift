@@ -1,0 +1,101 @@
+import Foundation
+import GRPCCalls
+import GRPCCallsInterop
+import GRPCCore
+import Testing
+
+@Suite("Keepalive and connect timeouts against silent peers", .serialized)
+struct ConnectionHealthTests {
+  /// Opens a FullDuplexCall through `port` and waits for the answer to one ping, so the
+  /// connection is up.
+  static func openStream(
+    port: Int,
+    options: GRPCCallOptions,
+    pool: GRPCChannelPool
+  ) async throws -> (GRPCCall2, CallRecorder) {
+    let recorder = CallRecorder()
+    let call = GRPCCall2(
+      requestOptions: try GRPCRequestOptions(host: "127.0.0.1:\(port)", path: "/grpc.testing.TestService/FullDuplexCall"),
+      responseHandler: recorder,
+      callOptions: options,
+      channelPool: pool
+    )
+    call.start()
+    var request = Grpc_Testing_StreamingOutputCallRequest()
+    request.responseParameters = [CallShapeTests.parameters(size: 1)]
+    call.writeData(try request.bytes)
+    #expect(await recorder.wait(upTo: 10) { $0.messages.count == 1 })
+    return (call, recorder)
+  }
+
+  @Test("keepalive 1 s / 1 s: a stalled peer fails the call with UNAVAILABLE within 5 s; without keepalive it still waits")
+  func keepaliveDetectsStall() async throws {
+    try await withTestServer { server in
+      let proxy = try LoopbackProxy(upstreamPort: server.server.port)
+      defer { proxy.close() }
+      var keepalive = server.options
+      keepalive.keepaliveInterval = 1
+      keepalive.keepaliveTimeout = 1
+      let (_, watched) = try await Self.openStream(port: proxy.port, options: keepalive, pool: server.pool)
+      let (plainCall, plain) = try await Self.openStream(port: proxy.port, options: server.options, pool: server.pool)
+
+      proxy.stall()
+      let stalled = ContinuousClock.now
+      let close = try #require(await watched.waitForClose(upTo: 5), "keepalive did not end the call within 5 s")
+      #expect(close.error?.code == .unavailable, "\(String(describing: close.error))")
+      #expect(ContinuousClock.now - stalled < .seconds(5))
+      #expect(plain.close == nil, "the call without keepalive closed: \(String(describing: plain.close))")
+      plainCall.cancel()
+    }
+  }
+
+  @Test("connectMinTimeout 0.5 s: a listener that never answers fails the call within 0.5 s + slack")
+  func connectTimeoutApplies() async throws {
+    let silent = try LoopbackProxy(upstreamPort: nil)
+    defer { silent.close() }
+    let pool = GRPCChannelPool()
+    defer { pool.disconnectAll() }
+    var options = GRPCCallOptions()
+    options.transportType = .insecure
+    options.connectMinTimeout = 0.5
+    options.timeout = 8
+    let recorder = CallRecorder()
+    let call = GRPCCall2(
+      requestOptions: try GRPCRequestOptions(host: "127.0.0.1:\(silent.port)", path: "/grpc.testing.TestService/EmptyCall"),
+      responseHandler: recorder,
+      callOptions: options,
+      channelPool: pool
+    )
+    let started = ContinuousClock.now
+    call.start()
+    call.writeData(try Grpc_Testing_Empty().bytes)
+    call.finish()
+    let close = try #require(await recorder.waitForClose(upTo: 10))
+    let elapsed = ContinuousClock.now - started
+    #expect(close.error?.code == .unavailable, "\(String(describing: close.error))")
+    #expect(elapsed < .seconds(2.5), "took \(elapsed)")
+  }
+
+  @Test("without connectMinTimeout the same listener keeps the call waiting until its deadline")
+  func noConnectTimeoutWaits() async throws {
+    let silent = try LoopbackProxy(upstreamPort: nil)
+    defer { silent.close() }
+    let pool = GRPCChannelPool()
+    defer { pool.disconnectAll() }
+    var options = GRPCCallOptions()
+    options.transportType = .insecure
+    options.timeout = 2
+    let recorder = CallRecorder()
+    let call = GRPCCall2(
+      requestOptions: try GRPCRequestOptions(host: "127.0.0.1:\(silent.port)", path: "/grpc.testing.TestService/EmptyCall"),
+      responseHandler: recorder,
+      callOptions: options,
+      channelPool: pool
+    )
+    call.start()
+    call.writeData(try Grpc_Testing_Empty().bytes)
+    call.finish()
+    let close = try #require(await recorder.waitForClose(upTo: 10))
+    #expect(close.error?.code == .deadlineExceeded, "\(String(describing: close.error))")
+  }
+}
