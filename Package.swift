@@ -50,6 +50,7 @@ let package = Package(
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
         .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+        .product(name: "GRPCInProcessTransport", package: "grpc-swift-2"),
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         .product(name: "NIOCore", package: "swift-nio"),
       ],
@@ -79,6 +80,8 @@ let package = Package(
         .product(name: "X509", package: "swift-certificates"),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "SwiftASN1", package: "swift-asn1"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "GRPCInProcessTransport", package: "grpc-swift-2"),
       ],
       swiftSettings: swiftSettings
     ),

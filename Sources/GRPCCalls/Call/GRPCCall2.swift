@@ -49,11 +49,16 @@ public final class GRPCCall2: Sendable {
     self.requestOptions = requestOptions
     self.callOptions = callOptions
     self.dispatcher = ResponseDispatcher(handler: responseHandler)
-    let transportType = callOptions.transportType
+    let (transportType, transport) = (callOptions.transportType, callOptions.transport)
     let chain = InterceptorChain(
       factories: ArraySlice(callOptions.interceptorFactories + Self.globalInterceptors),
       transport: { previous in
-        GRPCCall2Internal(pool: channelPool, transportType: transportType, previous: previous)
+        GRPCCall2Internal(
+          pool: channelPool,
+          transportType: transportType,
+          transport: transport,
+          previous: previous
+        )
       }
     )
     self.head = chain.makeHead(previous: self.dispatcher)

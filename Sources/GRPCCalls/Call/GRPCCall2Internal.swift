@@ -19,6 +19,7 @@ internal import Synchronization
 final class GRPCCall2Internal: Sendable {
   private let pool: GRPCChannelPool
   private let transportType: GRPCTransportType
+  private let transport: GRPCTransportID?
   private let previous: any ResponseLink
   private let requests: AsyncStream<any Sendable>
   private let requestSink: AsyncStream<any Sendable>.Continuation
@@ -35,11 +36,18 @@ final class GRPCCall2Internal: Sendable {
 
   /// - Parameters:
   ///   - pool: Where the channel comes from.
-  ///   - transportType: The transport, as the call was made with.
+  ///   - transportType: The transport type, as the call was made with.
+  ///   - transport: The registered transport, as the call was made with.
   ///   - previous: Where responses go: the last interceptor, or the call's dispatcher.
-  init(pool: GRPCChannelPool, transportType: GRPCTransportType, previous: any ResponseLink) {
+  init(
+    pool: GRPCChannelPool,
+    transportType: GRPCTransportType,
+    transport: GRPCTransportID?,
+    previous: any ResponseLink
+  ) {
     self.pool = pool
     self.transportType = transportType
+    self.transport = transport
     self.previous = previous
     (self.requests, self.requestSink) = AsyncStream.makeStream(of: (any Sendable).self)
   }
@@ -53,6 +61,7 @@ final class GRPCCall2Internal: Sendable {
   private func run(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) async {
     var callOptions = callOptions
     callOptions.transportType = self.transportType
+    callOptions.transport = self.transport
     var limit = callOptions.effectiveResponseSizeLimit
     let demand = callOptions.enableFlowControl ? self.demand : nil
     let coder = MessageCoder(marshaller: callOptions.marshaller)
@@ -62,15 +71,13 @@ final class GRPCCall2Internal: Sendable {
       let coreOptions = try Self.coreOptions(callOptions, safety: requestOptions.safety, key: key)
       let descriptor = try MethodPath.descriptor(for: requestOptions.path)
       let metadata = try await RequestMetadata.make(for: callOptions, userAgent: key.userAgent)
-      let lease = try self.pool.lease(for: key)
+      let lease = try self.pool.lease(for: key, options: callOptions)
       defer { lease.release() }
-      let outcome = try await lease.channel.client.bidirectionalStreaming(
+      let outcome = try await lease.channel.client.rawStreaming(
         request: StreamingClientRequest(metadata: metadata) { writer in
           try await self.sendRequests(to: writer, coder: coder, acknowledge: demand != nil)
         },
         descriptor: descriptor,
-        serializer: RawSerializer(),
-        deserializer: RawDeserializer(),
         options: coreOptions
       ) { [previous, limit] response in
         await ResponseReader(

@@ -11,6 +11,9 @@ public struct ChannelKey: Hashable, Sendable {
   /// The parsed, normalized host (`name` and `name:443` are the same target).
   var target: HostTarget
   var transportType: GRPCTransportType
+  /// A registered transport; `nil` for the built-in HTTP/2 ones.
+  var transport: GRPCTransportID?
+  var logContext: [String: String]
   var responseSizeLimit: Int
   var userAgent: String
   var flushCoalescing: Bool
@@ -48,7 +51,21 @@ public struct ChannelKey: Hashable, Sendable {
   public init(host: String, options: GRPCCallOptions) throws(GRPCError) {
     let (options, extras) = try ChannelArgs.apply(to: options)
     self.target = try HostTarget(parsing: host)
-    self.transportType = options.transportType
+    switch options.transport {
+    case GRPCTransportID.secure?:
+      self.transportType = .tls
+      self.transport = nil
+    case GRPCTransportID.insecure?:
+      self.transportType = .insecure
+      self.transport = nil
+    case let id:
+      self.transportType = options.transportType
+      self.transport = id
+    }
+    if self.transport == nil, self.transportType == .cronet {
+      throw Self.cronetUnavailable
+    }
+    self.logContext = options.logContext
     self.responseSizeLimit = options.effectiveResponseSizeLimit
     self.userAgent = UserAgent.value(for: options)
     self.flushCoalescing = options.flushCoalescing
@@ -56,7 +73,7 @@ public struct ChannelKey: Hashable, Sendable {
       options.http2TargetWindowSize == 0
       ? GRPCCallOptions.defaultHTTP2TargetWindowSize : options.http2TargetWindowSize
     self.maxFrameSize = extras.maxFrameSize
-    if options.transportType.isSecure {
+    if self.transportType.isSecure {
       let identity = options.pemCertificateChain.flatMap { chain in
         options.pemPrivateKey.map { TLSSettings.Identity(certificateChainPEM: chain, privateKeyPEM: $0) }
       }
@@ -85,4 +102,10 @@ public struct ChannelKey: Hashable, Sendable {
     self.channelPoolDomain = options.channelPoolDomain
     self.channelId = options.channelId
   }
+
+  /// The error of a call that asks for Cronet, which exists on Apple platforms only.
+  static let cronetUnavailable = GRPCError(
+    code: .unimplemented,
+    message: "The Cronet transport is not available on this platform; use .tls or .insecure"
+  )
 }

@@ -1,26 +1,65 @@
 internal import GRPCCore
 internal import GRPCNIOTransportHTTP2Posix
+internal import Logging
 internal import Synchronization
 
-/// One channel of the pool: a `GRPCClient` on an HTTP/2 transport to one target, with the
-/// settings of one ``ChannelKey``.
+/// One channel of the pool: a `GRPCClient` on one transport to one target, with the settings
+/// of one ``ChannelKey``.
 ///
-/// The core's client queues RPCs until its connections run, so calls may use the channel as
-/// soon as it exists; ``start()`` runs the connections in a task of their own.
+/// The transport is the HTTP/2 one unless the key names a registered transport. The core's
+/// client queues RPCs until its connections run, so calls may use the channel as soon as it
+/// exists; ``start()`` runs the connections in a task of their own.
 final class GRPCChannel: Sendable {
   let key: ChannelKey
-  let client: GRPCClient<HTTP2ClientTransport.Posix>
+  let client: any ChannelClient
+  private let logger: Logger
   private let runTask = Mutex<Task<Void, Never>?>(nil)
 
-  init(key: ChannelKey) throws(GRPCError) {
+  /// - Parameters:
+  ///   - key: The channel's settings.
+  ///   - options: The options of the call opening it, for a registered transport's factory.
+  ///   - registry: Where registered transports are looked up.
+  ///   - logger: Where the channel logs; the key's log context is added to its metadata.
+  init(
+    key: ChannelKey,
+    options: GRPCCallOptions,
+    registry: GRPCTransportRegistry,
+    logger: Logger
+  ) throws(GRPCError) {
+    var logger = logger
+    for (name, value) in key.logContext {
+      logger[metadataKey: name] = "\(value)"
+    }
+    logger[metadataKey: "grpc-calls.target"] = "\(key.target)"
     self.key = key
+    self.logger = logger
     do {
-      let transport = try HTTP2ClientTransport.Posix(
-        target: key.target.resolvableTarget,
-        transportSecurity: key.transportSecurity,
-        config: key.transportConfig
+      if let id = key.transport, let factory = registry.factory(for: id) {
+        self.client = makeChannelClient(
+          try factory.makeTransport(target: key.target.description, options: options)
+        )
+        logger.debug("Opened a channel", metadata: ["grpc-calls.transport": "\(id)"])
+        return
+      }
+      if let id = key.transport {
+        logger.warning(
+          "No transport is registered as '\(id)'; using \(key.transportType)",
+          metadata: ["grpc-calls.transport": "\(id)"]
+        )
+        if key.transportType == .cronet {
+          throw ChannelKey.cronetUnavailable
+        }
+      }
+      self.client = makeChannelClient(
+        try HTTP2ClientTransport.Posix(
+          target: key.target.resolvableTarget,
+          transportSecurity: key.transportSecurity,
+          config: key.transportConfig
+        )
       )
-      self.client = GRPCClient(transport: transport)
+      logger.debug("Opened a channel", metadata: ["grpc-calls.transport": "\(key.transportType)"])
+    } catch let error as GRPCError {
+      throw error
     } catch {
       throw GRPCError(
         code: .unavailable,
@@ -33,20 +72,27 @@ final class GRPCChannel: Sendable {
   /// Starts running the channel's connections.
   func start() {
     let client = self.client
+    let logger = self.logger
     let task = Task<Void, Never> {
       // Errors here are connection-level; each RPC reports its own failure to its caller.
-      try? await client.runConnections()
+      do {
+        try await client.runConnections()
+      } catch {
+        logger.debug("The channel's connections ended", metadata: ["grpc-calls.error": "\(error)"])
+      }
     }
     self.runTask.withLock { $0 = task }
   }
 
   /// Closes the channel: no new RPCs; the connection closes once the RPCs on it have finished.
   func shutDown() {
+    self.logger.debug("Closing an idle channel")
     self.client.beginGracefulShutdown()
   }
 
   /// Closes the channel and its connection at once, failing the RPCs still on it.
   func close() {
+    self.logger.debug("Closing a channel")
     self.client.beginGracefulShutdown()
     self.runTask.withLock { $0 }?.cancel()
   }

@@ -1,3 +1,4 @@
+public import Logging
 internal import Synchronization
 
 /// Caches channels by ``ChannelKey`` so that calls with the same settings share a connection.
@@ -11,9 +12,22 @@ public final class GRPCChannelPool: Sendable {
     /// How long a channel with no running call stays open.
     public var idleTimeout: Duration
 
+    /// Where ``GRPCCallOptions/transport`` IDs are looked up.
+    public var transportRegistry: GRPCTransportRegistry
+
+    /// Where channels log (opened, closed, transport fallbacks), with each channel's
+    /// ``GRPCCallOptions/logContext`` in the records' metadata.
+    public var logger: Logger
+
     /// Creates a configuration.
-    public init(idleTimeout: Duration) {
+    public init(
+      idleTimeout: Duration,
+      transportRegistry: GRPCTransportRegistry = .shared,
+      logger: Logger = Logger(label: "grpc-calls")
+    ) {
       self.idleTimeout = idleTimeout
+      self.transportRegistry = transportRegistry
+      self.logger = logger
     }
 
     /// Closes idle channels after 30 seconds.
@@ -49,13 +63,20 @@ public final class GRPCChannelPool: Sendable {
   /// Returns the channel for `key`, opening one if needed, and counts a call on it.
   ///
   /// Every lease must be returned with ``ChannelLease/release()`` when the call ends.
-  func lease(for key: ChannelKey) throws(GRPCError) -> ChannelLease {
+  ///
+  /// - Parameter options: The options of the call, for a channel that has to be opened.
+  func lease(for key: ChannelKey, options: GRPCCallOptions) throws(GRPCError) -> ChannelLease {
     if let channel = self.state.withLock({ $0.checkOut(key) }) {
       return ChannelLease(channel: channel, pool: self)
     }
     // Making a transport may read trust roots from disk: do it outside the lock, then keep
     // whichever channel got into the pool first.
-    let fresh = try GRPCChannel(key: key)
+    let fresh = try GRPCChannel(
+      key: key,
+      options: options,
+      registry: self.config.transportRegistry,
+      logger: self.config.logger
+    )
     let (channel, inserted) = self.state.withLock { $0.checkOutOrInsert(fresh) }
     if inserted {
       channel.start()

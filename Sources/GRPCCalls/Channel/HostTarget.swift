@@ -127,3 +127,22 @@ extension StringProtocol {
     return Substring(self.dropFirst(prefix.count))
   }
 }
+
+extension HostTarget: CustomStringConvertible {
+  /// The target as a host string that parses back to it: `name:port`, `127.0.0.1:port`,
+  /// `[::1]:port`, `ipv4:a:p,b:q`, `unix:path`.
+  var description: String {
+    switch self {
+    case .dns(let host, let port):
+      return "\(host):\(port)"
+    case .ipv4(let addresses):
+      let list = addresses.map { "\($0.host):\($0.port)" }.joined(separator: ",")
+      return addresses.count == 1 ? list : "ipv4:\(list)"
+    case .ipv6(let addresses):
+      let list = addresses.map { "[\($0.host)]:\($0.port)" }.joined(separator: ",")
+      return addresses.count == 1 ? list : "ipv6:\(list)"
+    case .unix(let path):
+      return "unix:\(path)"
+    }
+  }
+}

@@ -16,7 +16,8 @@ public import GRPCCore
 ///   ``pemPrivateKey``, ``pemCertificateChain``, ``hostNameOverride``, ``serverAuthority``,
 ///   ``compressionAlgorithm``, ``keepaliveInterval``, ``keepaliveTimeout``,
 ///   ``connectMinTimeout``, ``connectInitialBackoff``, ``connectMaxBackoff``, ``enableRetry``,
-///   ``additionalChannelArgs``, ``channelPoolDomain``, ``channelId``) form the channel key: calls share
+///   ``additionalChannelArgs``, ``transport``, ``logContext``, ``channelPoolDomain``,
+///   ``channelId``) form the channel key: calls share
 ///   a channel (one HTTP/2 connection) only when all of them are equal. See ``ChannelKey``.
 ///
 /// Durations are `TimeInterval` seconds, as in the gRPC Objective-C API; negative values clamp
@@ -93,6 +94,18 @@ public struct GRPCCallOptions: Sendable {
 
   /// How the channel reaches the server: TLS (the default) or plaintext.
   public var transportType: GRPCTransportType = .tls
+
+  /// A transport from the ``GRPCTransportRegistry``, used instead of ``transportType``;
+  /// `nil` (the default) uses ``transportType``.
+  ///
+  /// ``GRPCTransportID/secure`` and ``GRPCTransportID/insecure`` are the same as
+  /// ``transportType`` `.tls` and `.insecure`. An ID with no registered factory falls back to
+  /// ``transportType`` and the channel logs a warning.
+  public var transport: GRPCTransportID?
+
+  /// Metadata added to every log record the library writes about the channel (opened,
+  /// closed, transport fallbacks), to tell one component's channels from another's.
+  public var logContext: [String: String] = [:]
 
   /// Put in front of the library's own token in the `user-agent` sent on every call.
   public var userAgentPrefix: String?

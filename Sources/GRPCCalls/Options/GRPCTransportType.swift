@@ -6,6 +6,7 @@ public struct GRPCTransportType: Hashable, Sendable, CustomStringConvertible {
   private enum Wrapped: Hashable, Sendable {
     case tls
     case insecure
+    case cronet
   }
 
   private let wrapped: Wrapped
@@ -16,13 +17,18 @@ public struct GRPCTransportType: Hashable, Sendable, CustomStringConvertible {
   /// HTTP/2 over plaintext TCP ("h2c"), for local servers and tests.
   public static let insecure = Self(wrapped: .insecure)
 
+  /// Cronet (Chromium's network stack), as in gRPC Objective-C. It exists on Apple platforms
+  /// only: a call that asks for it here fails with `UNIMPLEMENTED`.
+  public static let cronet = Self(wrapped: .cronet)
+
   /// Whether the transport encrypts the connection.
-  public var isSecure: Bool { self.wrapped == .tls }
+  public var isSecure: Bool { self.wrapped != .insecure }
 
   public var description: String {
     switch self.wrapped {
     case .tls: "tls"
     case .insecure: "insecure"
+    case .cronet: "cronet"
     }
   }
 }

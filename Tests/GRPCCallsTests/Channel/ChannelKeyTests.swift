@@ -30,6 +30,8 @@ struct ChannelKeyTests {
     ("connectMaxBackoff", { $0.connectMaxBackoff = 1 }),
     ("enableRetry", { $0.enableRetry = false }),
     ("additionalChannelArgs", { $0.additionalChannelArgs = ["grpc.http2.max_frame_size": 32768] }),
+    ("transport", { $0.transport = GRPCTransportID("custom") }),
+    ("logContext", { $0.logContext = ["component": "a"] }),
     ("channelPoolDomain", { $0.channelPoolDomain = "d" }),
     ("channelId", { $0.channelId = 1 }),
   ]

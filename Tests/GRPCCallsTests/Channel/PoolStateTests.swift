@@ -1,3 +1,4 @@
+import Logging
 import Testing
 
 @testable import GRPCCalls
@@ -11,7 +12,12 @@ struct PoolStateTests {
     var options = GRPCCallOptions()
     options.channelId = id
     // Creating a channel opens nothing: connections start only with `start()`.
-    return try GRPCChannel(key: ChannelKey(host: "127.0.0.1:1", options: options))
+    return try GRPCChannel(
+      key: ChannelKey(host: "127.0.0.1:1", options: options),
+      options: options,
+      registry: GRPCTransportRegistry(),
+      logger: Logger(label: "test")
+    )
   }
 
   @Test("one timer per idle period: calls one after another do not arm more")
