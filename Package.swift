@@ -13,6 +13,7 @@ let package = Package(
   platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
   products: [
     .library(name: "GRPCCalls", targets: ["GRPCCalls"]),
+    .library(name: "GRPCProtoCalls", targets: ["GRPCProtoCalls"]),
     .library(name: "GRPCCallsInterop", targets: ["GRPCCallsInterop"]),
     .executable(name: "grpc-calls", targets: ["grpc-calls"]),
   ],
@@ -40,6 +41,15 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOSSL", package: "swift-nio-ssl"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    .target(
+      name: "GRPCProtoCalls",
+      dependencies: [
+        .target(name: "GRPCCalls"),
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -74,6 +84,7 @@ let package = Package(
       name: "GRPCCallsTests",
       dependencies: [
         .target(name: "GRPCCalls"),
+        .target(name: "GRPCProtoCalls"),
         .target(name: "GRPCCallsInterop"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),

@@ -38,6 +38,15 @@ public struct GRPCRequestOptions: Hashable, Sendable {
     self.path = path
     self.safety = safety
   }
+
+  /// Request options that are checked only when the call starts, where a bad host or path
+  /// fails the call with `INVALID_ARGUMENT`: for layers (the proto services) whose callers
+  /// expect a call object, not a throw.
+  package init(unchecked host: String, path: String, safety: GRPCCallSafety) {
+    self.host = host
+    self.path = path
+    self.safety = safety
+  }
 }
 
 /// The safety of a method, as declared in its proto (`idempotency_level`).

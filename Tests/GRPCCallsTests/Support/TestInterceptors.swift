@@ -159,11 +159,6 @@ final class TypedCollector: GRPCResponseHandler {
   }
 
   func waitForClose(upTo seconds: Double = 30) async -> CallRecorder.Close? {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while ContinuousClock.now < deadline {
-      if let close = self.state.withLock({ $0.close }) { return close }
-      try? await Task.sleep(for: .milliseconds(5))
-    }
-    return nil
+    await eventually(upTo: seconds) { self.state.withLock { $0.close } }
   }
 }

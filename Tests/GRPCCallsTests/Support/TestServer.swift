@@ -48,6 +48,28 @@ struct TestServer: Sendable {
   }
 }
 
+extension TestServer {
+  /// Checks that the server's streamed responses have stopped short of `total`: the call that
+  /// asked for them was ended on the client side.
+  func expectStreamStopped(before total: Int) async throws {
+    try await Task.sleep(for: .milliseconds(300))
+    let written = self.recorder.streamedResponses
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(self.recorder.streamedResponses == written, "the server kept streaming")
+    #expect(written < total)
+  }
+}
+
+/// Polls `value` until it is not `nil`, for up to `seconds`.
+func eventually<T: Sendable>(upTo seconds: Double = 30, _ value: () -> T?) async -> T? {
+  let deadline = ContinuousClock.now + .seconds(seconds)
+  while ContinuousClock.now < deadline {
+    if let value = value() { return value }
+    try? await Task.sleep(for: .milliseconds(5))
+  }
+  return value()
+}
+
 /// Runs `body` against a fresh server and pool, then tears both down.
 func withTestServer(
   poolConfig: GRPCChannelPool.Config = .defaults,

@@ -1,0 +1,149 @@
+internal import Dispatch
+internal import GRPCCalls
+internal import GRPCCore
+internal import SwiftProtobuf
+internal import Synchronization
+
+/// Turns a flow-controlled call's callbacks into `async` reads and writes.
+///
+/// Reads: a reader that finds no message asks the call for one (`receiveNextMessages(1)`) and
+/// waits, so at most one message is ever buffered here and a reader that stops reading stops
+/// the server (HTTP/2 back-pressure). Writes: each write waits for its `didWriteData`, so a
+/// writer cannot run ahead of the transport. The close wakes everyone waiting.
+final class AsyncCallBridge<Response: SwiftProtobuf.Message>: GRPCResponseHandler {
+  let dispatchQueue = DispatchQueue(label: "grpc-calls.async-call")
+  private let state = Mutex(State())
+  private let callBox = Mutex<GRPCCall2?>(nil)
+
+  private enum ReadStep {
+    case resume(Result<Response?, any Error>)
+    case ask
+    case wait
+  }
+
+  private struct State {
+    var messages: [Response] = []
+    var demandOutstanding = false
+    var reader: CheckedContinuation<Response?, any Error>?
+    var writers: [CheckedContinuation<Void, any Error>] = []
+    /// Set at the close: `.success(trailers)` or the error.
+    var closed: Result<Metadata, GRPCError>?
+    var headers: Metadata?
+  }
+
+  /// The call this bridge serves; set once, right after the call is made.
+  var call: GRPCCall2? {
+    get { self.callBox.withLock { $0 } }
+    set { self.callBox.withLock { $0 = newValue } }
+  }
+
+  /// The response headers, once they arrived.
+  var headers: Metadata? { self.state.withLock { $0.headers } }
+
+  // MARK: Reading
+
+  /// The next message, `nil` after a clean close; throws the call's error.
+  func next() async throws -> Response? {
+    try await withCheckedThrowingContinuation { continuation in
+      let step: ReadStep = self.state.withLock { state in
+        if !state.messages.isEmpty {
+          return .resume(.success(state.messages.removeFirst()))
+        }
+        switch state.closed {
+        case .success?: return .resume(.success(nil))
+        case .failure(let error)?: return .resume(.failure(error))
+        case nil:
+          state.reader = continuation
+          guard !state.demandOutstanding else { return .wait }
+          state.demandOutstanding = true
+          return .ask
+        }
+      }
+      switch step {
+      case .resume(let result): continuation.resume(with: result)
+      case .ask: self.call?.receiveNextMessages(1)
+      case .wait: break
+      }
+    }
+  }
+
+  /// Waits for the close; returns the trailers or throws the call's error.
+  func waitForClose() async throws -> Metadata {
+    // Drain what is left; a unary-style caller reads its message first.
+    while try await self.next() != nil {}
+    return try self.state.withLock { try $0.closed!.get() }
+  }
+
+  // MARK: Writing
+
+  /// Sends `message` and waits until the transport accepted it.
+  ///
+  /// - Throws: The call's error, or `CANCELLED` when it closed without one before accepting
+  ///   the message.
+  func write(_ message: any Sendable) async throws {
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+      let closed: GRPCError? = self.state.withLock { state in
+        if let closed = state.closed {
+          if case .failure(let error) = closed { return error }
+          return GRPCError(code: .cancelled, message: "The call closed before the message was sent")
+        }
+        state.writers.append(continuation)
+        return nil
+      }
+      if let closed {
+        continuation.resume(throwing: closed)
+      } else {
+        self.call?.writeData(message)
+      }
+    }
+  }
+
+  // MARK: Callbacks
+
+  func didReceiveInitialMetadata(_ initialMetadata: Metadata) {
+    self.state.withLock { $0.headers = initialMetadata }
+  }
+
+  func didReceiveData(_ data: any Sendable) {
+    guard let message = data as? Response else { return }
+    let reader: CheckedContinuation<Response?, any Error>? = self.state.withLock { state in
+      state.demandOutstanding = false
+      guard let reader = state.reader else {
+        state.messages.append(message)
+        return nil
+      }
+      state.reader = nil
+      return reader
+    }
+    reader?.resume(returning: message)
+  }
+
+  func didWriteData() {
+    let writer = self.state.withLock { state in
+      state.writers.isEmpty ? nil : state.writers.removeFirst()
+    }
+    writer?.resume()
+  }
+
+  func didClose(trailingMetadata: Metadata?, error: GRPCError?) {
+    let (reader, writers) = self.state.withLock { state in
+      state.closed = error.map { .failure($0) } ?? .success(trailingMetadata ?? [:])
+      defer {
+        state.reader = nil
+        state.writers = []
+      }
+      return (state.reader, state.writers)
+    }
+    if let error {
+      reader?.resume(throwing: error)
+      for writer in writers { writer.resume(throwing: error) }
+    } else {
+      // A reader waiting at a clean close gets the end of the stream; writes not acknowledged
+      // by then were not needed by the server.
+      reader?.resume(returning: nil)
+      for writer in writers {
+        writer.resume(throwing: GRPCError(code: .cancelled, message: "The call closed before the message was sent"))
+      }
+    }
+  }
+}

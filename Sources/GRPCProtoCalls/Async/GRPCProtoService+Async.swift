@@ -1,0 +1,125 @@
+public import GRPCCalls
+public import SwiftProtobuf
+internal import GRPCCore
+
+/// async/await calls, over the same ``GRPCCalls/GRPCCall2`` (interceptors included).
+///
+/// Every call runs with flow control on: responses are read as the caller iterates, and writes
+/// wait for the transport. Cancelling the calling task cancels the RPC; the call then throws
+/// `CANCELLED`. A call that a body leaves unfinished is cancelled when the body returns.
+extension GRPCProtoService {
+  /// A unary call: one request, one response.
+  ///
+  /// ```swift
+  /// let response = try await service.unary(method: "UnaryCall", request: request,
+  ///                                         responseType: Grpc_Testing_SimpleResponse.self)
+  /// ```
+  public func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+    method: String,
+    request: Request,
+    responseType: Response.Type,
+    callOptions: GRPCCallOptions? = nil,
+    safety: GRPCCallSafety = .default
+  ) async throws -> Response {
+    try await self.withAsyncCall(method, Request.self, callOptions, safety) { (bridge: AsyncCallBridge<Response>, call) in
+      try await bridge.write(request)
+      call.finish()
+      return try await Self.single(bridge)
+    }
+  }
+
+  /// A server-streaming call: one request; `body` reads the responses.
+  public func serverStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message, Result: Sendable>(
+    method: String,
+    request: Request,
+    responseType: Response.Type,
+    callOptions: GRPCCallOptions? = nil,
+    safety: GRPCCallSafety = .default,
+    body: (GRPCResponseStream<Response>) async throws -> Result
+  ) async throws -> Result {
+    try await self.withAsyncCall(method, Request.self, callOptions, safety) { (bridge: AsyncCallBridge<Response>, call) in
+      try await bridge.write(request)
+      call.finish()
+      return try await body(GRPCResponseStream(bridge: bridge))
+    }
+  }
+
+  /// A client-streaming call: `requests` writes the requests; one response.
+  public func clientStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+    method: String,
+    requestType: Request.Type,
+    responseType: Response.Type,
+    callOptions: GRPCCallOptions? = nil,
+    safety: GRPCCallSafety = .default,
+    requests: (GRPCRequestWriter<Request>) async throws -> Void
+  ) async throws -> Response {
+    try await self.withAsyncCall(method, Request.self, callOptions, safety) { (bridge: AsyncCallBridge<Response>, call) in
+      try await requests(GRPCRequestWriter(bridge: bridge))
+      call.finish()
+      return try await Self.single(bridge)
+    }
+  }
+
+  /// A bidirectional-streaming call: `requests` writes the requests while `body` reads the
+  /// responses; the request side half-closes when `requests` returns.
+  public func bidirectionalStreaming<
+    Request: SwiftProtobuf.Message,
+    Response: SwiftProtobuf.Message,
+    Result: Sendable
+  >(
+    method: String,
+    requestType: Request.Type,
+    responseType: Response.Type,
+    callOptions: GRPCCallOptions? = nil,
+    safety: GRPCCallSafety = .default,
+    requests: @escaping @Sendable (GRPCRequestWriter<Request>) async throws -> Void,
+    body: (GRPCResponseStream<Response>) async throws -> Result
+  ) async throws -> Result {
+    try await self.withAsyncCall(method, Request.self, callOptions, safety) { (bridge: AsyncCallBridge<Response>, call) in
+      let writer = Task {
+        try await requests(GRPCRequestWriter(bridge: bridge))
+        call.finish()
+      }
+      do {
+        let result = try await body(GRPCResponseStream(bridge: bridge))
+        try await writer.value
+        return result
+      } catch {
+        writer.cancel()
+        throw error
+      }
+    }
+  }
+
+  /// Runs `body` on a started, flow-controlled call; cancels the call when `body` leaves it
+  /// unfinished, or the task is cancelled.
+  private func withAsyncCall<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message, Result>(
+    _ method: String,
+    _ request: Request.Type,
+    _ callOptions: GRPCCallOptions?,
+    _ safety: GRPCCallSafety,
+    _ body: (AsyncCallBridge<Response>, GRPCCall2) async throws -> Result
+  ) async throws -> Result {
+    var options = callOptions ?? self.callOptions
+    options.enableFlowControl = true
+    let bridge = AsyncCallBridge<Response>()
+    let call = self.makeCall(method, Request.self, Response.self, bridge, options, safety)
+    bridge.call = call
+    call.start()
+    return try await withTaskCancellationHandler {
+      defer { call.cancel() }  // after a clean close, a no-op
+      return try await body(bridge, call)
+    } onCancel: {
+      call.cancel()
+    }
+  }
+
+  /// The one response of a unary-response call.
+  private static func single<Response>(_ bridge: AsyncCallBridge<Response>) async throws -> Response {
+    guard let response = try await bridge.next() else {
+      throw GRPCError(code: .internalError, message: "The server closed the call without a response")
+    }
+    _ = try await bridge.waitForClose()
+    return response
+  }
+}

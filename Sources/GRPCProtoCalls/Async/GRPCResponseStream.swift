@@ -1,0 +1,58 @@
+public import GRPCCore
+public import SwiftProtobuf
+
+/// The responses of a streaming call, as an `AsyncSequence`.
+///
+/// Each step of the iteration asks the call for one more message (flow control, L49), so a
+/// consumer that stops or slows down holds the server back through HTTP/2 flow control.
+/// Iteration ends after the last message of a call that closed with OK and throws the
+/// ``GRPCCalls/GRPCError`` of one that failed.
+public struct GRPCResponseStream<Response: SwiftProtobuf.Message>: AsyncSequence, Sendable {
+  public typealias Element = Response
+
+  let bridge: AsyncCallBridge<Response>
+
+  /// The response headers, once they arrived (after the first message, at the latest).
+  public var initialMetadata: Metadata? { self.bridge.headers }
+
+  public func makeAsyncIterator() -> AsyncIterator {
+    AsyncIterator(bridge: self.bridge)
+  }
+
+  public struct AsyncIterator: AsyncIteratorProtocol {
+    let bridge: AsyncCallBridge<Response>
+
+    public mutating func next() async throws -> Response? {
+      try await self.bridge.next()
+    }
+  }
+}
+
+/// Writes the requests of a streaming call.
+///
+/// ``write(_:)`` returns once the transport accepted the message, so a fast writer waits for
+/// the network instead of filling memory.
+public struct GRPCRequestWriter<Request: SwiftProtobuf.Message>: Sendable {
+  let bridge: any RequestSink
+
+  /// Sends `message`; returns when the transport accepted it.
+  ///
+  /// - Throws: The call's ``GRPCCalls/GRPCError`` when it ended first.
+  public func write(_ message: Request) async throws {
+    try await self.bridge.write(message)
+  }
+
+  /// Sends each of `messages` in turn.
+  public func write(contentsOf messages: some Sequence<Request>) async throws {
+    for message in messages {
+      try await self.write(message)
+    }
+  }
+}
+
+/// Where a ``GRPCRequestWriter`` sends; any response type.
+protocol RequestSink: Sendable {
+  func write(_ message: any Sendable) async throws
+}
+
+extension AsyncCallBridge: RequestSink {}

@@ -1,0 +1,159 @@
+import Foundation
+import GRPCCalls
+import GRPCCallsInterop
+import GRPCCore
+import GRPCProtoCalls
+import SwiftProtobuf
+import Synchronization
+import Testing
+
+@Suite("async/await proto calls over loopback")
+struct AsyncProtoCallTests {
+  @Test("unary: try await returns the response")
+  func unary() async throws {
+    try await withTestServer { server in
+      let response = try await server.service().unary(
+        method: "UnaryCall",
+        request: try unaryRequest(responseBytes: 64),
+        responseType: Grpc_Testing_SimpleResponse.self
+      )
+      #expect(try response.serializedData().count == 64)
+    }
+  }
+
+  @Test("unary: a server status becomes the thrown GRPCError")
+  func unaryError() async throws {
+    try await withTestServer { server in
+      var request = Grpc_Testing_SimpleRequest()
+      request.responseStatus.code = 5
+      request.responseStatus.message = "missing"
+      await #expect {
+        try await server.service().unary(method: "UnaryCall", request: request, responseType: Grpc_Testing_SimpleResponse.self)
+      } throws: { error in
+        (error as? GRPCError)?.code == .notFound && (error as? GRPCError)?.message == "missing"
+      }
+    }
+  }
+
+  @Test("server streaming: every response, in order")
+  func serverStreaming() async throws {
+    try await withTestServer { server in
+      var request = Grpc_Testing_StreamingOutputCallRequest()
+      request.responseParameters = [31415, 9, 2653, 58979].map { CallShapeTests.parameters(size: $0) }
+      let sizes = try await server.service().serverStreaming(
+        method: "StreamingOutputCall",
+        request: request,
+        responseType: Grpc_Testing_StreamingOutputCallResponse.self
+      ) { responses in
+        var sizes: [Int] = []
+        for try await response in responses {
+          sizes.append(response.payload.body.count)
+        }
+        return sizes
+      }
+      #expect(sizes == [31415, 9, 2653, 58979])
+    }
+  }
+
+  @Test("client streaming: the writer's messages are aggregated")
+  func clientStreaming() async throws {
+    try await withTestServer { server in
+      let response = try await server.service().clientStreaming(
+        method: "StreamingInputCall",
+        requestType: Grpc_Testing_StreamingInputCallRequest.self,
+        responseType: Grpc_Testing_StreamingInputCallResponse.self
+      ) { writer in
+        for size in [27182, 8, 1828, 45904] {
+          var request = Grpc_Testing_StreamingInputCallRequest()
+          request.payload.body = Data(count: size)
+          try await writer.write(request)
+        }
+      }
+      #expect(response.aggregatedPayloadSize == 74922)
+    }
+  }
+
+  @Test("bidirectional streaming: ping-pong with a writer and a response stream")
+  func bidirectional() async throws {
+    try await withTestServer { server in
+      let sizes: [Int32] = [31415, 9, 2653, 58979]
+      let received = try await server.service().bidirectionalStreaming(
+        method: "FullDuplexCall",
+        requestType: Grpc_Testing_StreamingOutputCallRequest.self,
+        responseType: Grpc_Testing_StreamingOutputCallResponse.self
+      ) { writer in
+        for size in sizes {
+          var request = Grpc_Testing_StreamingOutputCallRequest()
+          request.responseParameters = [CallShapeTests.parameters(size: size)]
+          try await writer.write(request)
+        }
+      } body: { responses in
+        var received: [Int] = []
+        for try await response in responses {
+          received.append(response.payload.body.count)
+        }
+        return received
+      }
+      #expect(received == sizes.map(Int.init))
+    }
+  }
+
+  @Test("cancelling the task cancels the RPC: CANCELLED, and the server stops streaming")
+  func taskCancellation() async throws {
+    try await withTestServer { server in
+      var request = FlowControlTests.stream(count: 200, size: 10)
+      for index in request.responseParameters.indices {
+        request.responseParameters[index].intervalUs = 10_000
+      }
+      let first = Mutex(false)
+      let service = server.service()
+      let task = Task {
+        try await service.serverStreaming(
+          method: "StreamingOutputCall",
+          request: request,
+          responseType: Grpc_Testing_StreamingOutputCallResponse.self
+        ) { responses in
+          for try await _ in responses {
+            first.withLock { $0 = true }
+          }
+        }
+      }
+      #expect(await CallRecorder().wait { _ in first.withLock { $0 } })
+      task.cancel()
+      await #expect {
+        try await task.value
+      } throws: { error in
+        (error as? GRPCError)?.code == .cancelled
+      }
+      try await server.expectStreamStopped(before: 200)
+    }
+  }
+
+  @Test("a consumer that stops reading holds the server back; leaving the body cancels the call")
+  func backPressure() async throws {
+    try await withTestServer { server in
+      var options = server.options
+      options.http2TargetWindowSize = 1 << 20
+      let messages = 2000
+      let messageSize = 64 * 1024
+      let written = try await server.service(options: options).serverStreaming(
+        method: "StreamingOutputCall",
+        request: FlowControlTests.stream(count: messages, size: Int32(messageSize)),
+        responseType: Grpc_Testing_StreamingOutputCallResponse.self
+      ) { responses in
+        var iterator = responses.makeAsyncIterator()
+        _ = try await iterator.next()
+        // The consumer stops: the server fills the window and the transports' buffers, then waits.
+        try await Task.sleep(for: .seconds(2))
+        let held = server.recorder.streamedResponses
+        try await Task.sleep(for: .seconds(1))
+        #expect(server.recorder.streamedResponses == held, "the server kept writing")
+        return held
+      }
+      #expect(written * messageSize <= BackPressureTests.documentedBound, "the server wrote \(written) messages ahead")
+      // Leaving the body cancelled the call: the server's stream ended early.
+      try await Task.sleep(for: .milliseconds(300))
+      #expect(server.recorder.streamedResponses < messages)
+    }
+  }
+}
