@@ -16,6 +16,8 @@ let package = Package(
     .library(name: "GRPCProtoCalls", targets: ["GRPCProtoCalls"]),
     .library(name: "GRPCCallsInterop", targets: ["GRPCCallsInterop"]),
     .executable(name: "grpc-calls", targets: ["grpc-calls"]),
+    .executable(name: "protoc-gen-grpc-calls", targets: ["protoc-gen-grpc-calls"]),
+    .library(name: "GRPCCallsCodeGen", targets: ["GRPCCallsCodeGen"]),
   ],
   dependencies: [
     .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
@@ -54,9 +56,25 @@ let package = Package(
       swiftSettings: swiftSettings
     ),
     .target(
+      name: "GRPCCallsCodeGen",
+      dependencies: [
+        .product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    .executableTarget(
+      name: "protoc-gen-grpc-calls",
+      dependencies: [
+        .target(name: "GRPCCallsCodeGen"),
+        .product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    .target(
       name: "GRPCCallsInterop",
       dependencies: [
         .target(name: "GRPCCalls"),
+        .target(name: "GRPCProtoCalls"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
         .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
@@ -94,6 +112,16 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "GRPCInProcessTransport", package: "grpc-swift-2"),
       ],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "GRPCCallsCodeGenTests",
+      dependencies: [
+        .target(name: "GRPCCallsCodeGen"),
+        .product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+      ],
+      exclude: ["Golden"],
       swiftSettings: swiftSettings
     ),
   ]

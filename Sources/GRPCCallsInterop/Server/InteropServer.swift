@@ -96,7 +96,7 @@ public final class InteropServer: Sendable {
       transportSecurity: security,
       config: config
     )
-    let server = GRPCServer(transport: transport, services: [TestService(recorder: recorder)])
+    let server = GRPCServer(transport: transport, services: [InteropTestService(recorder: recorder)])
     let serveTask = Task { try await server.serve() }
     do {
       guard let bound = try await transport.listeningAddress.ipv4 else {

@@ -1,7 +1,7 @@
 internal import Foundation
 internal import GRPCCore
 
-extension TestService {
+extension InteropTestService {
   /// The metadata a response echoes back.
   struct Echo {
     var initial: Metadata = [:]

@@ -10,7 +10,7 @@ internal import GRPCCore
 /// Compression is per RPC in the core (the server compresses responses when the client accepts
 /// the algorithm): `response_compressed` cannot switch it per message, and `expect_compressed` is
 /// checked against the request's `grpc-encoding`, not each message's compressed flag.
-struct TestService: Grpc_Testing_TestService.StreamingServiceProtocol {
+struct InteropTestService: Grpc_Testing_TestService.StreamingServiceProtocol {
   let recorder: InteropServerRecorder
 
   func emptyCall(

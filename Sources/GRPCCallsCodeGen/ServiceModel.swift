@@ -1,0 +1,79 @@
+public import SwiftProtobufPluginLibrary
+
+/// What the generator needs of a service: names, Swift types and comments, free of descriptors.
+public struct ServiceModel: Sendable, Equatable {
+  /// The Swift name of the service class, backticked when it is a keyword.
+  public var className: String { SwiftNames.quoted(self.baseName) }
+
+  public struct Method: Sendable, Equatable {
+    /// The name in the proto, e.g. `UnaryCall`: used on the wire.
+    public var protoName: String
+    /// The Swift function name, e.g. `unaryCall` (backticked when it is a keyword).
+    public var swiftName: String
+    public var requestType: String
+    public var responseType: String
+    public var clientStreaming: Bool
+    public var serverStreaming: Bool
+    /// The proto comments as `///` lines, or empty.
+    public var comments: String
+  }
+
+  /// The proto package, possibly empty.
+  public var package: String
+  /// The name in the proto, e.g. `TestService`.
+  public var protoName: String
+  /// The service's name in UpperCamelCase, unquoted, e.g. `TestService`: the generated
+  /// protocol is this plus `2`.
+  public var baseName: String
+  public var comments: String
+  public var methods: [Method]
+
+  /// The model of `service`, with message types named as SwiftProtobuf names them.
+  public init(_ service: ServiceDescriptor, namer: SwiftProtobufNamer) {
+    self.package = service.file.package
+    self.protoName = service.name
+    self.baseName = SwiftNames.typeBaseName(service.name)
+    self.comments = service.protoSourceComments()
+    self.methods = service.methods.map { method in
+      Method(
+        protoName: method.name,
+        swiftName: SwiftNames.functionName(method.name),
+        requestType: namer.fullName(message: method.inputType),
+        responseType: namer.fullName(message: method.outputType),
+        clientStreaming: method.clientStreaming,
+        serverStreaming: method.serverStreaming,
+        comments: method.protoSourceComments()
+      )
+    }
+  }
+}
+
+/// Swift spellings of proto names.
+enum SwiftNames {
+  /// `UnaryCall` → `unaryCall`; a keyword is backticked.
+  static func functionName(_ protoName: String) -> String {
+    Self.quoted(NamingUtils.toLowerCamelCase(protoName))
+  }
+
+  /// A type name: the proto name in UpperCamelCase (`Type`, `Protocol`, `Self` and `Any`
+  /// cannot be type names even with backticks, so they get a `Service` suffix).
+  static func typeBaseName(_ protoName: String) -> String {
+    let name = NamingUtils.toUpperCamelCase(protoName)
+    return ["Type", "Protocol", "Self", "Any"].contains(name) ? name + "Service" : name
+  }
+
+  static func quoted(_ name: String) -> String {
+    Self.keywords.contains(name) ? "`\(name)`" : name
+  }
+
+  /// Swift keywords that cannot be used as identifiers without backticks.
+  static let keywords: Set<String> = [
+    "associatedtype", "class", "deinit", "enum", "extension", "fileprivate", "func", "import",
+    "init", "inout", "internal", "let", "open", "operator", "private", "precedencegroup",
+    "protocol", "public", "rethrows", "static", "struct", "subscript", "typealias", "var",
+    "break", "case", "catch", "continue", "default", "defer", "do", "else", "fallthrough",
+    "for", "guard", "if", "in", "repeat", "return", "throw", "switch", "where", "while", "as",
+    "false", "is", "nil", "self", "super", "throws", "true", "try", "await", "async", "any",
+    "package", "consume", "borrowing", "consuming", "some",
+  ]
+}

@@ -1,0 +1,30 @@
+import GRPCCallsCodeGen
+import SwiftProtobufPluginLibrary
+
+/// protoc's plugin: `protoc --grpc-calls_out=DIR [--grpc-calls_opt=Visibility=Internal,Async=false]`.
+struct GRPCCallsProtocPlugin: CodeGenerator {
+  var version: String? { "0.1.0" }
+  var projectURL: String? { nil }
+  var supportedFeatures: [Google_Protobuf_Compiler_CodeGeneratorResponse.Feature] { [.proto3Optional] }
+
+  func generate(
+    files: [FileDescriptor],
+    parameter: any CodeGeneratorParameter,
+    protoCompilerContext: any ProtoCompilerContext,
+    generatorOutputs: any GeneratorOutputs
+  ) throws {
+    let options = try GeneratorOptions(parameters: parameter.parsedPairs)
+    let generator = Generator(options: options)
+    for file in files {
+      let namer = SwiftProtobufNamer(
+        currentFile: file,
+        protoFileToModuleMappings: ProtoFileToModuleMappings()
+      )
+      if let source = generator.generate(file, namer: namer) {
+        try generatorOutputs.add(fileName: Generator.outputName(for: file), contents: source)
+      }
+    }
+  }
+}
+
+GRPCCallsProtocPlugin().main(nil)
