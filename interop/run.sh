@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Interop against an independent implementation: Python grpcio (gRPC C core).
 #
-#  1. grpc-calls interop (our client, through GRPCCall2) against the grpcio server;
+#  1. grpc-calls interop (our client, through the generated client's callback and async methods
+#     and through GRPCCall2 directly: --api all) against the grpcio server;
 #  2. grpc-calls interop against our own server, `grpc-calls serve`;
 #  3. the grpcio client against `grpc-calls serve`, to show our test server is a faithful peer.
 #
@@ -58,12 +59,12 @@ echo "--- grpc-calls interop -> grpcio server"
 # expect_compressed: the client_compressed_* cases run against grpc-calls serve below only.
 echo "(client_compressed_unary, client_compressed_streaming: not run, grpcio's server cannot see request compression)"
 start_server "$python" interop/python/server.py --port 0
-"$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all \
+"$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all --api all \
   --exclude_test_cases client_compressed_unary,client_compressed_streaming || status=1
 
 echo "--- grpc-calls interop -> grpc-calls serve"
 start_server "$tool" serve --port 0
-"$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all || status=1
+"$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all --api all || status=1
 
 echo "--- grpcio client -> grpc-calls serve"
 "$python" interop/python/client.py --server_host 127.0.0.1 --server_port "$port" --test_case all || status=1

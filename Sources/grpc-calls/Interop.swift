@@ -27,6 +27,11 @@ struct Interop: AsyncParsableCommand {
   )
   var excludeTestCases = ""
 
+  @Option(
+    help: "Which face of the library the cases use: generated (callbacks), async, raw (GRPCCall2), a comma-separated list, or all."
+  )
+  var api = "generated"
+
   @Option(name: .customLong("use_tls"), help: "Connect over TLS (true/false).")
   var useTLS = false
 
@@ -60,6 +65,7 @@ struct Interop: AsyncParsableCommand {
       throw ValidationError("--client_cert_file and --client_key_file go together")
     }
     _ = try self.selectedCases()
+    _ = try self.selectedAPIs()
   }
 
   func run() async throws {
@@ -71,9 +77,19 @@ struct Interop: AsyncParsableCommand {
     options.pemPrivateKey = try self.clientKeyFile.map(Self.read)
     options.userAgentPrefix = self.userAgentPrefix
     let client = InteropClient(target: "\(self.serverHost):\(self.serverPort)", callOptions: options)
-    let summary = await InteropRunner.run(try self.selectedCases(), with: client)
+    let summary = await InteropRunner.run(try self.selectedCases(), with: client, apis: try self.selectedAPIs())
     if summary.failed > 0 {
       throw ExitCode.failure
+    }
+  }
+
+  private func selectedAPIs() throws -> [InteropClient.API] {
+    if self.api == "all" { return InteropClient.API.allCases }
+    return try self.api.split(separator: ",").map { name in
+      guard let api = InteropClient.API(rawValue: String(name)) else {
+        throw ValidationError("unknown API '\(name)'; known: generated, async, raw, all")
+      }
+      return api
     }
   }
 

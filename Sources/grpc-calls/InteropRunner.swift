@@ -6,36 +6,58 @@ enum InteropRunner {
     var passed = 0
     var failed = 0
     var unsupported = 0
+
+    mutating func add(_ other: Summary) {
+      self.passed += other.passed
+      self.failed += other.failed
+      self.unsupported += other.unsupported
+    }
   }
 
-  static func run(_ cases: [InteropTestCase], with client: InteropClient) async -> Summary {
-    await self.run(cases.compactMap { InteropCaseName($0.rawValue) }, with: client)
+  static func run(_ cases: [InteropTestCase], with client: InteropClient, apis: [InteropClient.API]) async -> Summary {
+    await self.run(cases.compactMap { InteropCaseName($0.rawValue) }, with: client, apis: apis)
   }
 
-  static func run(_ cases: [InteropCaseName], with client: InteropClient) async -> Summary {
+  /// Runs every case through each of `apis` (the API is named on each line when there are
+  /// several), then prints one summary line.
+  static func run(_ cases: [InteropCaseName], with client: InteropClient, apis: [InteropClient.API]) async -> Summary {
     var summary = Summary()
-    for testCase in cases {
-      let start = ContinuousClock.now
-      switch testCase.kind {
-      case .unsupported(let reason):
-        summary.unsupported += 1
-        Console.line("SKIP  \(testCase.name): not supported yet (\(reason))")
-      case .supported(let runnable):
-        do {
-          try await client.run(runnable)
-          summary.passed += 1
-          Console.line("PASS  \(testCase.name) (\(Self.milliseconds(since: start)) ms)")
-        } catch {
-          summary.failed += 1
-          Console.line("FAIL  \(testCase.name): \(error)")
-        }
-      }
+    for api in apis {
+      let label = apis.count > 1 ? " [\(api.rawValue)]" : ""
+      summary.add(await self.run(cases, with: client, api: api, label: label))
     }
     var line = "\(summary.passed) passed, \(summary.failed) failed"
     if summary.unsupported > 0 {
       line += ", \(summary.unsupported) skipped"
     }
     Console.line(line)
+    return summary
+  }
+
+  private static func run(
+    _ cases: [InteropCaseName],
+    with client: InteropClient,
+    api: InteropClient.API,
+    label: String
+  ) async -> Summary {
+    var summary = Summary()
+    for testCase in cases {
+      let start = ContinuousClock.now
+      switch testCase.kind {
+      case .unsupported(let reason):
+        summary.unsupported += 1
+        Console.line("SKIP  \(testCase.name)\(label): not supported yet (\(reason))")
+      case .supported(let runnable):
+        do {
+          try await client.run(runnable, api: api)
+          summary.passed += 1
+          Console.line("PASS  \(testCase.name)\(label) (\(Self.milliseconds(since: start)) ms)")
+        } catch {
+          summary.failed += 1
+          Console.line("FAIL  \(testCase.name)\(label): \(error)")
+        }
+      }
+    }
     return summary
   }
 

@@ -3,7 +3,8 @@ public import GRPCCalls
 internal import GRPCCore
 internal import SwiftProtobuf
 
-/// Runs the interop cases against a server through ``GRPCCall2``, the library's public API.
+/// Runs the interop cases against a server through the library: the generated client's
+/// callback or async methods, or ``GRPCCall2`` directly.
 public struct InteropClient: Sendable {
   /// The server, `host:port`.
   public var target: String
@@ -29,8 +30,27 @@ public struct InteropClient: Sendable {
     self.channelPool = channelPool
   }
 
-  /// Runs one case; throws ``InteropCaseFailure`` (or the call's error) when it fails.
-  public func run(_ testCase: InteropTestCase) async throws {
+  /// Which face of the library the cases run through.
+  public enum API: String, CaseIterable, Sendable {
+    /// The generated `TestService` client's callback methods (L38's proto calls).
+    case generated
+    /// The generated client's async/await methods.
+    case async
+    /// ``GRPCCall2`` with serialized bytes: the raw call API.
+    case raw
+  }
+
+  /// Runs one case through `api`; throws ``InteropCaseFailure`` (or the call's error) when it
+  /// fails.
+  public func run(_ testCase: InteropTestCase, api: API = .generated) async throws {
+    switch api {
+    case .generated: try await self.runGenerated(testCase)
+    case .async: try await self.runAsync(testCase)
+    case .raw: try await self.runRaw(testCase)
+    }
+  }
+
+  private func runRaw(_ testCase: InteropTestCase) async throws {
     switch testCase {
     case .emptyUnary: try await self.emptyUnary()
     case .largeUnary: try await self.largeUnary()

@@ -40,6 +40,14 @@ final class AsyncCallBridge<Response: SwiftProtobuf.Message>: GRPCResponseHandle
   /// The response headers, once they arrived.
   var headers: Metadata? { self.state.withLock { $0.headers } }
 
+  /// The trailers of a call that closed with OK.
+  var trailers: Metadata? {
+    self.state.withLock { state in
+      if case .success(let trailers)? = state.closed { return trailers }
+      return nil
+    }
+  }
+
   // MARK: Reading
 
   /// The next message, `nil` after a clean close; throws the call's error.

@@ -6,7 +6,9 @@ internal import GRPCCore
 ///
 /// Every call runs with flow control on: responses are read as the caller iterates, and writes
 /// wait for the transport. Cancelling the calling task cancels the RPC; the call then throws
-/// `CANCELLED`. A call that a body leaves unfinished is cancelled when the body returns.
+/// `CANCELLED` ("Canceled by app"), also when the cancellation surfaced first in the caller's
+/// own closures as a `CancellationError`. A call that a body leaves unfinished is cancelled
+/// when the body returns.
 extension GRPCProtoService {
   /// A unary call: one request, one response.
   ///
@@ -108,7 +110,13 @@ extension GRPCProtoService {
     call.start()
     return try await withTaskCancellationHandler {
       defer { call.cancel() }  // after a clean close, a no-op
-      return try await body(bridge, call)
+      do {
+        return try await body(bridge, call)
+      } catch is CancellationError {
+        // The task was cancelled while the caller's own code waited (a sleep in a request
+        // writer, say): the call was cancelled with it, and that is what the caller hears.
+        throw GRPCError(code: .cancelled, message: "Canceled by app")
+      }
     } onCancel: {
       call.cancel()
     }

@@ -15,6 +15,9 @@ public struct GRPCResponseStream<Response: SwiftProtobuf.Message>: AsyncSequence
   /// The response headers, once they arrived (after the first message, at the latest).
   public var initialMetadata: Metadata? { self.bridge.headers }
 
+  /// The trailers, once the iteration ended cleanly; `nil` before.
+  public var trailingMetadata: Metadata? { self.bridge.trailers }
+
   public func makeAsyncIterator() -> AsyncIterator {
     AsyncIterator(bridge: self.bridge)
   }

@@ -86,10 +86,14 @@ struct CallShapeTests {
     }
   }
 
-  @Test("every standard interop case passes", arguments: InteropTestCase.allCases)
-  func interopCase(_ testCase: InteropTestCase) async throws {
+  @Test(
+    "every standard interop case passes through each face: generated callbacks, async, raw",
+    arguments: InteropTestCase.allCases,
+    InteropClient.API.allCases
+  )
+  func interopCase(_ testCase: InteropTestCase, api: InteropClient.API) async throws {
     try await withTestServer { server in
-      try await server.client.run(testCase)
+      try await server.client.run(testCase, api: api)
     }
   }
 

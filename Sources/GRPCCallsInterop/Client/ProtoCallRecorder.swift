@@ -1,0 +1,90 @@
+public import Dispatch
+public import GRPCCalls
+public import GRPCCore
+public import GRPCProtoCalls
+public import SwiftProtobuf
+internal import Synchronization
+
+/// A proto response handler that records what a call delivers, for checks and for waiting.
+public final class ProtoCallRecorder: GRPCProtoResponseHandler {
+  public let dispatchQueue = DispatchQueue(label: "grpc-calls.proto-recorder")
+  private let state = Mutex(State())
+  private let onMessage: (@Sendable (Int) -> Void)?
+
+  private struct State {
+    var headers: Metadata?
+    var messages: [any SwiftProtobuf.Message] = []
+    var close: CallRecorder.Close?
+    var closes = 0
+  }
+
+  /// - Parameter onMessage: Runs inside each message callback with the message's index.
+  public init(onMessage: (@Sendable (Int) -> Void)? = nil) {
+    self.onMessage = onMessage
+  }
+
+  public var initialMetadata: Metadata? { self.state.withLock { $0.headers } }
+  public var messages: [any SwiftProtobuf.Message] { self.state.withLock { $0.messages } }
+  public var closeCount: Int { self.state.withLock { $0.closes } }
+
+  /// The messages, as `type`; a message of another type is a failure.
+  public func messages<M: SwiftProtobuf.Message>(as type: M.Type) throws -> [M] {
+    try self.messages.map { message in
+      guard let typed = message as? M else {
+        throw InteropCaseFailure("expected a \(M.self), got \(Swift.type(of: message))")
+      }
+      return typed
+    }
+  }
+
+  public func didReceiveInitialMetadata(_ initialMetadata: Metadata) {
+    self.state.withLock { $0.headers = initialMetadata }
+  }
+
+  public func didReceiveProtoMessage(_ message: any SwiftProtobuf.Message) {
+    let index = self.state.withLock { state in
+      state.messages.append(message)
+      return state.messages.count - 1
+    }
+    self.onMessage?(index)
+  }
+
+  public func didClose(trailingMetadata: Metadata?, error: GRPCError?) {
+    self.state.withLock {
+      $0.close = (trailingMetadata, error)
+      $0.closes += 1
+    }
+  }
+
+  /// Waits until `condition` holds, or `seconds` pass; returns whether it held.
+  @discardableResult
+  public func wait(upTo seconds: Double = 30, until condition: @Sendable (ProtoCallRecorder) -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while !condition(self) {
+      guard ContinuousClock.now < deadline else { return false }
+      try? await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+  }
+
+  /// Waits for the close and checks it carries `code` (nil: success) and `message`.
+  @discardableResult
+  public func expectClose(_ code: RPCError.Code?, message: String? = nil) async throws -> CallRecorder.Close {
+    await self.wait { $0.state.withLock { $0.close != nil } }
+    guard let close = self.state.withLock({ $0.close }) else {
+      throw InteropCaseFailure("the call did not close within 30 s")
+    }
+    switch (code, close.error) {
+    case (nil, nil): break
+    case (nil, let error?): throw error
+    case (let code?, nil): throw InteropCaseFailure("expected status \(code), the call succeeded")
+    case (let code?, let error?):
+      guard error.code == code else { throw InteropCaseFailure("expected status \(code), got \(error)") }
+      if let message, error.message != message {
+        throw InteropCaseFailure("expected message \(message.debugDescription), got \(error.message.debugDescription)")
+      }
+    }
+    guard self.closeCount == 1 else { throw InteropCaseFailure("\(self.closeCount) closes") }
+    return close
+  }
+}
