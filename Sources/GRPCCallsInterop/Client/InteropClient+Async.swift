@@ -173,12 +173,7 @@ extension InteropClient {
       }
       try self.check(response.aggregatedPayloadSize == 73086, "aggregated size \(response.aggregatedPayloadSize)")
     default:
-      var request = Grpc_Testing_StreamingOutputCallRequest()
-      request.responseParameters = [(true, Int32(31415)), (false, 92653)].map { compressed, size in
-        var parameters = Self.parameters(size: size)
-        parameters.compressed.value = compressed
-        return parameters
-      }
+      let request = Self.serverCompressedStreamingRequest()
       let sizes = try await service.streamingOutputCall(request, callOptions: gzip) { try await Self.sizes(of: $0) }
       try self.check(sizes == [31415, 92653], "response sizes \(sizes)")
     }

@@ -73,13 +73,7 @@ extension InteropClient {
   }
 
   func serverCompressedStreaming() async throws {
-    var request = Grpc_Testing_StreamingOutputCallRequest()
-    let parameters: [(Bool, Int32)] = [(true, 31415), (false, 92653)]
-    request.responseParameters = parameters.map { compressed, size in
-      var parameters = Self.parameters(size: size)
-      parameters.compressed.value = compressed
-      return parameters
-    }
+    let request = Self.serverCompressedStreamingRequest()
     let (call, recorder) = try self.makeCall("StreamingOutputCall", options: self.gzipOptions)
     try await self.send(request, on: call)
     try await self.expectClose(recorder, code: nil)
@@ -87,6 +81,18 @@ extension InteropClient {
       try Self.decode(Grpc_Testing_StreamingOutputCallResponse.self, $0).payload.body.count
     }
     try self.check(sizes == [31415, 92653], "expected response sizes [31415, 92653], got \(sizes)")
+  }
+
+  /// server_compressed_streaming's request: 31415 bytes compressed, then 92653 uncompressed.
+  static func serverCompressedStreamingRequest() -> Grpc_Testing_StreamingOutputCallRequest {
+    var request = Grpc_Testing_StreamingOutputCallRequest()
+    let parameters: [(Bool, Int32)] = [(true, 31415), (false, 92653)]
+    request.responseParameters = parameters.map { compressed, size in
+      var parameters = Self.parameters(size: size)
+      parameters.compressed.value = compressed
+      return parameters
+    }
+    return request
   }
 
   private static func compressedUnaryRequest(expectCompressed: Bool) -> Grpc_Testing_SimpleRequest {

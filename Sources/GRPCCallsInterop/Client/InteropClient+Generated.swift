@@ -172,12 +172,7 @@ extension InteropClient {
       let response: Grpc_Testing_StreamingInputCallResponse = try self.single(recorder)
       try self.check(response.aggregatedPayloadSize == 73086, "aggregated size \(response.aggregatedPayloadSize)")
     default:
-      var request = Grpc_Testing_StreamingOutputCallRequest()
-      request.responseParameters = [(true, Int32(31415)), (false, 92653)].map { compressed, size in
-        var parameters = Self.parameters(size: size)
-        parameters.compressed.value = compressed
-        return parameters
-      }
+      let request = Self.serverCompressedStreamingRequest()
       let recorder = ProtoCallRecorder()
       service.streamingOutputCall(message: request, responseHandler: recorder, callOptions: gzip).start()
       try await recorder.expectClose(nil)
