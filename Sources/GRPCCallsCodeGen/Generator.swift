@@ -26,6 +26,9 @@ public struct Generator: Sendable {
     let importAccess = self.options.visibility == .public ? "public " : ""
     out.line("\(importAccess)import GRPCCalls")
     out.line("\(importAccess)import GRPCProtoCalls")
+    for module in self.options.extraModuleImports {
+      out.line("\(importAccess)import \(module)")
+    }
     for service in file.services {
       out.blankLine()
       ServiceRenderer(service: ServiceModel(service, namer: namer), options: self.options).render(into: &out)

@@ -12,14 +12,18 @@ public struct GeneratorOptions: Sendable, Equatable {
   public var visibility: Visibility = .public
   /// Whether the async/await methods are generated beside the callback ones.
   public var async = true
+  /// Modules to import besides GRPCCalls and GRPCProtoCalls: the one holding the message
+  /// types, when it is not the module the generated code goes into.
+  public var extraModuleImports: [String] = []
 
-  public init(visibility: Visibility = .public, async: Bool = true) {
+  public init(visibility: Visibility = .public, async: Bool = true, extraModuleImports: [String] = []) {
     self.visibility = visibility
     self.async = async
+    self.extraModuleImports = extraModuleImports
   }
 
   /// Parses protoc's `--grpc-calls_opt` pairs: `Visibility=Public|Package|Internal`,
-  /// `Async=true|false`.
+  /// `Async=true|false`, `ExtraModuleImports=Module` (repeatable).
   ///
   /// - Throws: ``GeneratorError`` naming an unknown option or value.
   public init(parameters: [(key: String, value: String)]) throws {
@@ -35,8 +39,10 @@ public struct GeneratorOptions: Sendable, Equatable {
           throw GeneratorError("Async must be true or false, not '\(value)'")
         }
         self.async = async
+      case "ExtraModuleImports":
+        self.extraModuleImports.append(value)
       default:
-        throw GeneratorError("Unknown option '\(key)'; known: Visibility, Async")
+        throw GeneratorError("Unknown option '\(key)'; known: Visibility, Async, ExtraModuleImports")
       }
     }
   }

@@ -29,7 +29,7 @@ struct GoldenTests {
     Case(descriptorSet: "nested_deep_keywords", options: GeneratorOptions(), expected: "nested_deep_keywords.grpc-calls.swift"),
     Case(
       descriptorSet: "nopackage",
-      options: GeneratorOptions(visibility: .package),
+      options: GeneratorOptions(visibility: .package, extraModuleImports: ["EchoMessages"]),
       expected: "nopackage.grpc-calls.swift"
     ),
   ]
@@ -85,6 +85,8 @@ struct GoldenTests {
   func options() throws {
     let options = try GeneratorOptions(parameters: [("Visibility", "Internal"), ("Async", "false")])
     #expect(options == GeneratorOptions(visibility: .internal, async: false))
+    let imports = try GeneratorOptions(parameters: [("ExtraModuleImports", "A"), ("ExtraModuleImports", "B")])
+    #expect(imports.extraModuleImports == ["A", "B"])
     #expect(throws: GeneratorError.self) { try GeneratorOptions(parameters: [("Visibility", "Secret")]) }
     #expect(throws: GeneratorError.self) { try GeneratorOptions(parameters: [("Colour", "blue")]) }
   }

@@ -5,6 +5,7 @@
 
 import GRPCCalls
 import GRPCProtoCalls
+import EchoMessages
 
 /// A service with no package: its path is /Echo/Method.
 package protocol Echo2: Sendable {
