@@ -18,6 +18,7 @@ let package = Package(
     .executable(name: "grpc-calls", targets: ["grpc-calls"]),
     .executable(name: "protoc-gen-grpc-calls", targets: ["protoc-gen-grpc-calls"]),
     .library(name: "GRPCCallsCodeGen", targets: ["GRPCCallsCodeGen"]),
+    .plugin(name: "GRPCCallsPlugin", targets: ["GRPCCallsPlugin"]),
   ],
   dependencies: [
     .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
@@ -69,6 +70,11 @@ let package = Package(
         .product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf"),
       ],
       swiftSettings: swiftSettings
+    ),
+    .plugin(
+      name: "GRPCCallsPlugin",
+      capability: .buildTool(),
+      dependencies: [.target(name: "protoc-gen-grpc-calls")]
     ),
     .target(
       name: "GRPCCallsInterop",
