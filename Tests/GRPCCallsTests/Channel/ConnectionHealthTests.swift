@@ -49,16 +49,18 @@ struct ConnectionHealthTests {
     }
   }
 
-  @Test("connectMinTimeout 0.5 s: a listener that never answers fails the call within 0.5 s + slack")
-  func connectTimeoutApplies() async throws {
+  /// An EmptyCall to a listener that accepts and never answers; returns the close and how long
+  /// it took.
+  static func callSilentListener(
+    _ configure: (inout GRPCCallOptions) -> Void
+  ) async throws -> (close: CallRecorder.Close, elapsed: Duration) {
     let silent = try LoopbackProxy(upstreamPort: nil)
     defer { silent.close() }
     let pool = GRPCChannelPool()
     defer { pool.disconnectAll() }
     var options = GRPCCallOptions()
     options.transportType = .insecure
-    options.connectMinTimeout = 0.5
-    options.timeout = 8
+    configure(&options)
     let recorder = CallRecorder()
     let call = GRPCCall2(
       requestOptions: try GRPCRequestOptions(host: "127.0.0.1:\(silent.port)", path: "/grpc.testing.TestService/EmptyCall"),
@@ -71,31 +73,22 @@ struct ConnectionHealthTests {
     call.writeData(try Grpc_Testing_Empty().bytes)
     call.finish()
     let close = try #require(await recorder.waitForClose(upTo: 10))
-    let elapsed = ContinuousClock.now - started
+    return (close, ContinuousClock.now - started)
+  }
+
+  @Test("connectMinTimeout 0.5 s: a listener that never answers fails the call within 0.5 s + slack")
+  func connectTimeoutApplies() async throws {
+    let (close, elapsed) = try await Self.callSilentListener {
+      $0.connectMinTimeout = 0.5
+      $0.timeout = 8
+    }
     #expect(close.error?.code == .unavailable, "\(String(describing: close.error))")
     #expect(elapsed < .seconds(2.5), "took \(elapsed)")
   }
 
   @Test("without connectMinTimeout the same listener keeps the call waiting until its deadline")
   func noConnectTimeoutWaits() async throws {
-    let silent = try LoopbackProxy(upstreamPort: nil)
-    defer { silent.close() }
-    let pool = GRPCChannelPool()
-    defer { pool.disconnectAll() }
-    var options = GRPCCallOptions()
-    options.transportType = .insecure
-    options.timeout = 2
-    let recorder = CallRecorder()
-    let call = GRPCCall2(
-      requestOptions: try GRPCRequestOptions(host: "127.0.0.1:\(silent.port)", path: "/grpc.testing.TestService/EmptyCall"),
-      responseHandler: recorder,
-      callOptions: options,
-      channelPool: pool
-    )
-    call.start()
-    call.writeData(try Grpc_Testing_Empty().bytes)
-    call.finish()
-    let close = try #require(await recorder.waitForClose(upTo: 10))
+    let (close, _) = try await Self.callSilentListener { $0.timeout = 2 }
     #expect(close.error?.code == .deadlineExceeded, "\(String(describing: close.error))")
   }
 }
