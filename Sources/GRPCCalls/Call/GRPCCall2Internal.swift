@@ -92,7 +92,13 @@ final class GRPCCall2Internal: Sendable {
       // A server's status is read by ResponseReader; what is thrown here ended the call on this
       // side (the options, the token, the host, the deadline, an unreachable server, a request
       // that did not serialize), so no trailers came.
-      let error = GRPCError(converting: error, headers: [:], responseSizeLimit: limit)
+      var error = GRPCError(converting: error, headers: [:], responseSizeLimit: limit)
+      if error.code == .unavailable, callOptions.transport == nil, !callOptions.transportType.isSecure,
+        error.message.contains("HTTP/2 connection preface")
+      {
+        // What a TLS server does to a plaintext client; the core's message does not say so.
+        error.message += " A server that expects TLS does this to a plaintext client: check transportType."
+      }
       self.close(trailers: nil, error: error)
     }
     self.requestSink.finish()

@@ -71,7 +71,7 @@ struct TLSTests {
     }
   }
 
-  @Test("a plaintext call to a TLS server fails with UNAVAILABLE")
+  @Test("a plaintext call to a TLS server fails with UNAVAILABLE, suggesting TLS")
   func plaintextToTLS() async throws {
     let certificates = try Self.certificates.get()
     try await withTestServer(tls: certificates.serverTLS()) { server in
@@ -80,6 +80,7 @@ struct TLSTests {
       options.timeout = 10
       let error = try #require(try await Self.unary(server, options).error)
       #expect(error.code == .unavailable, "\(error)")
+      #expect(error.message.contains("expects TLS"), "\(error.message)")
     }
   }
 }
