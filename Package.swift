@@ -104,11 +104,34 @@ let package = Package(
       ],
       swiftSettings: swiftSettings
     ),
+    .target(
+      name: "GRPCCallsTestSupport",
+      dependencies: [
+        .target(name: "GRPCCalls"),
+        .target(name: "GRPCCallsInterop"),
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+      ],
+      path: "Tests/GRPCCallsTestSupport",
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "GRPCProtoCallsTests",
+      dependencies: [
+        .target(name: "GRPCCalls"),
+        .target(name: "GRPCProtoCalls"),
+        .target(name: "GRPCCallsInterop"),
+        .target(name: "GRPCCallsTestSupport"),
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+      ],
+      swiftSettings: swiftSettings
+    ),
     .testTarget(
       name: "GRPCCallsTests",
       dependencies: [
         .target(name: "GRPCCalls"),
-        .target(name: "GRPCProtoCalls"),
+        .target(name: "GRPCCallsTestSupport"),
         .target(name: "GRPCCallsInterop"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),

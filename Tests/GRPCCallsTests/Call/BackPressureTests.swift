@@ -1,6 +1,7 @@
 import Foundation
 import GRPCCalls
 import GRPCCallsInterop
+import GRPCCallsTestSupport
 import Testing
 
 @Suite("Back-pressure over HTTP/2", .serialized)
@@ -11,11 +12,9 @@ struct BackPressureTests {
   static let messages = 2000
   static let window = 1 << 20
 
-  /// The documented bound (README, "Flow control"; `GRPCCallOptions.http2TargetWindowSize`):
-  /// at a 1 MiB window, the in-process grpc-swift-2 server completes at most 24 MiB of writes
-  /// ahead of a reader with no demand. The client reads ahead about two windows; the rest is
-  /// that server's own send buffering (measured up to 16 MiB).
-  static let documentedBound = 24 << 20
+  /// The documented bounds (README, "Flow control"; `GRPCCallOptions.http2TargetWindowSize`).
+  static let serverLead = FlowControlBounds.inProcessServerLead
+  static let clientGrowth = FlowControlBounds.clientGrowth
   /// The client process's growth that is not stream data: its connection, allocator slack.
   static let memorySlack = 16 << 20
 
@@ -34,9 +33,9 @@ struct BackPressureTests {
       let written = server.recorder.streamedResponses
       try await Task.sleep(for: .seconds(1))
       #expect(server.recorder.streamedResponses == written, "the server kept writing: \(written) → \(server.recorder.streamedResponses)")
-      #expect(written * Self.messageSize <= Self.documentedBound, "the server wrote \(written) messages ahead")
+      #expect(written * Self.messageSize <= Self.serverLead, "the server wrote \(written) messages ahead")
       let grown = try #require(held.field("rss-growth"))
-      #expect(grown <= Self.documentedBound + Self.memorySlack, "the client grew by \(grown >> 20) MiB")
+      #expect(grown <= Self.clientGrowth + Self.memorySlack, "the client grew by \(grown >> 20) MiB")
 
       client.send("go")
       let done = try await client.line(startingWith: "done")

@@ -1,6 +1,7 @@
 import Foundation
 import GRPCCalls
 import GRPCCallsInterop
+import GRPCCallsTestSupport
 import GRPCCore
 import SwiftProtobuf
 import Testing
@@ -56,7 +57,7 @@ struct CallShapeTests {
   func serverStreaming() async throws {
     try await withTestServer { server in
       var request = Grpc_Testing_StreamingOutputCallRequest()
-      request.responseParameters = [31415, 9, 2653, 58979].map(Self.parameters(size:))
+      request.responseParameters = [31415, 9, 2653, 58979].map(InteropRequests.parameters(size:))
       let (_, recorder, close) = try await server.complete("StreamingOutputCall", request)
       #expect(close.error == nil)
       let sizes = try recorder.messages.map {
@@ -97,9 +98,4 @@ struct CallShapeTests {
     }
   }
 
-  static func parameters(size: Int32) -> Grpc_Testing_ResponseParameters {
-    var parameters = Grpc_Testing_ResponseParameters()
-    parameters.size = size
-    return parameters
-  }
 }

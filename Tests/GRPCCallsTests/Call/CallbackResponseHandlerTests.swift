@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import GRPCCalls
 import GRPCCallsInterop
+import GRPCCallsTestSupport
 import GRPCCore
 import Synchronization
 import Testing
@@ -20,7 +21,7 @@ struct CallbackResponseHandlerTests {
         seen.withLock { $0.headers += 1 }
       }
       var request = Grpc_Testing_StreamingOutputCallRequest()
-      request.responseParameters = [CallShapeTests.parameters(size: 3), CallShapeTests.parameters(size: 4)]
+      request.responseParameters = [InteropRequests.parameters(size: 3), InteropRequests.parameters(size: 4)]
       let call = GRPCCall2(
         requestOptions: try GRPCRequestOptions(
           host: server.server.target,

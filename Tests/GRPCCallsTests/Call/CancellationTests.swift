@@ -1,6 +1,7 @@
 import Foundation
 import GRPCCalls
 import GRPCCallsInterop
+import GRPCCallsTestSupport
 import GRPCCore
 import Testing
 
@@ -36,7 +37,7 @@ struct CancellationTests {
       box.call = call
       var request = Grpc_Testing_StreamingOutputCallRequest()
       // Many small responses, so several are queued behind the first when it is delivered.
-      request.responseParameters = Array(repeating: CallShapeTests.parameters(size: 10), count: 50)
+      request.responseParameters = Array(repeating: InteropRequests.parameters(size: 10), count: 50)
       call.start()
       call.writeData(try request.bytes)
       call.finish()
@@ -52,7 +53,7 @@ struct CancellationTests {
   func startWriteCancel() async throws {
     try await withTestServer { server in
       var request = Grpc_Testing_StreamingOutputCallRequest()
-      request.responseParameters = [CallShapeTests.parameters(size: 10)]
+      request.responseParameters = [InteropRequests.parameters(size: 10)]
       let (call, recorder) = try server.call("FullDuplexCall")
       call.start()
       call.writeData(try request.bytes)
@@ -95,7 +96,7 @@ struct CancellationTests {
       let (call, recorder) = try server.call("FullDuplexCall")
       call.start()
       var request = Grpc_Testing_StreamingOutputCallRequest()
-      request.responseParameters = [CallShapeTests.parameters(size: 1)]
+      request.responseParameters = [InteropRequests.parameters(size: 1)]
       call.writeData(try request.bytes)
       #expect(await recorder.wait { $0.messages.count == 1 })
       call.cancel()

@@ -1,6 +1,7 @@
 import Foundation
 import GRPCCalls
 import GRPCCallsInterop
+import GRPCCallsTestSupport
 import GRPCCore
 import SwiftProtobuf
 import Testing
@@ -11,13 +12,6 @@ struct FlowControlTests {
     var options = server.options
     options.enableFlowControl = flowControl
     return options
-  }
-
-  /// A StreamingOutputCall request for `count` messages of `size` bytes.
-  static func stream(count: Int, size: Int32) -> Grpc_Testing_StreamingOutputCallRequest {
-    var request = Grpc_Testing_StreamingOutputCallRequest()
-    request.responseParameters = Array(repeating: CallShapeTests.parameters(size: size), count: count)
-    return request
   }
 
   @Test("didWriteData fires after a write is accepted")
@@ -46,7 +40,7 @@ struct FlowControlTests {
         for round in 1...4 {
           call.receiveNextMessages(1)
           var request = Grpc_Testing_StreamingOutputCallRequest()
-          request.responseParameters = [CallShapeTests.parameters(size: 10)]
+          request.responseParameters = [InteropRequests.parameters(size: 10)]
           call.writeData(try request.bytes)
           #expect(await recorder.wait { $0.messages.count == round })
         }
@@ -64,7 +58,7 @@ struct FlowControlTests {
     try await withTestServer { server in
       let (call, recorder) = try server.call("StreamingOutputCall", options: self.options(server))
       call.start()
-      call.writeData(try Self.stream(count: 1, size: 7).bytes)
+      call.writeData(try InteropRequests.stream(count: 1, size: 7).bytes)
       call.finish()
       try await Task.sleep(for: .seconds(2))
       #expect(recorder.messages.isEmpty)
@@ -82,7 +76,7 @@ struct FlowControlTests {
       let (call, recorder) = try server.call("StreamingOutputCall", options: self.options(server))
       call.receiveNextMessages(2)
       call.start()
-      call.writeData(try Self.stream(count: 5, size: 7).bytes)
+      call.writeData(try InteropRequests.stream(count: 5, size: 7).bytes)
       call.finish()
       #expect(await recorder.wait { $0.messages.count == 2 })
       try await Task.sleep(for: .milliseconds(500))
@@ -104,7 +98,7 @@ struct FlowControlTests {
       let (call, recorder) = try server.call("StreamingOutputCall", options: self.options(server))
       call.start()
       call.receiveNextMessages(3)
-      call.writeData(try Self.stream(count: 3, size: 7).bytes)
+      call.writeData(try InteropRequests.stream(count: 3, size: 7).bytes)
       call.finish()
       #expect(await recorder.waitForClose()?.error == nil)
       #expect(recorder.messages.count == 3)
@@ -136,7 +130,7 @@ struct FlowControlTests {
       )
       call.receiveNextMessages(1)
       call.start()
-      call.writeData(try Self.stream(count: 3, size: 7).bytes)
+      call.writeData(try InteropRequests.stream(count: 3, size: 7).bytes)
       call.finish()
       #expect(await recorder.waitForClose()?.error == nil)
       #expect(recorder.messages.count == 3)
@@ -151,7 +145,7 @@ struct FlowControlTests {
       options.timeout = 0.5
       let (call, recorder) = try server.call("StreamingOutputCall", options: options)
       call.start()
-      call.writeData(try Self.stream(count: 2, size: 7).bytes)
+      call.writeData(try InteropRequests.stream(count: 2, size: 7).bytes)
       call.finish()
       let close = try #require(await recorder.waitForClose(upTo: 10))
       #expect(close.error?.code == .deadlineExceeded)

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import GRPCCalls
 import GRPCCallsInterop
+import GRPCCallsTestSupport
 import GRPCCore
 import SwiftProtobuf
 import Testing
@@ -90,7 +91,7 @@ struct LifecycleTests {
       let queue = DispatchQueue(label: "concurrent-handler", attributes: .concurrent)
       let recorder = CallRecorder(queue: queue)
       var request = Grpc_Testing_StreamingOutputCallRequest()
-      request.responseParameters = Array(repeating: CallShapeTests.parameters(size: 100), count: 100)
+      request.responseParameters = Array(repeating: InteropRequests.parameters(size: 100), count: 100)
       let (call, _) = try server.call("StreamingOutputCall", recorder: recorder)
       call.start()
       call.writeData(try request.bytes)
@@ -112,7 +113,7 @@ struct LifecycleTests {
       weak var weakCall: GRPCCall2?
       do {
         var request = Grpc_Testing_StreamingOutputCallRequest()
-        request.responseParameters = [CallShapeTests.parameters(size: 5)]
+        request.responseParameters = [InteropRequests.parameters(size: 5)]
         request.responseParameters[0].intervalUs = 100_000
         let (call, _) = try server.call("StreamingOutputCall", recorder: recorder)
         weakCall = call

@@ -1,6 +1,7 @@
 import Foundation
 import GRPCCalls
 import GRPCCallsInterop
+import GRPCCallsTestSupport
 import GRPCCore
 import Testing
 
@@ -74,7 +75,7 @@ struct ChannelPoolTests {
   func busyChannelStaysOpen() async throws {
     try await withTestServer(poolConfig: .init(idleTimeout: .milliseconds(200))) { server in
       var request = Grpc_Testing_StreamingOutputCallRequest()
-      request.responseParameters = [CallShapeTests.parameters(size: 1)]
+      request.responseParameters = [InteropRequests.parameters(size: 1)]
       request.responseParameters[0].intervalUs = 800_000
       let (call, recorder) = try server.call("StreamingOutputCall")
       call.start()

@@ -1,6 +1,7 @@
 import Foundation
 import GRPCCalls
 import GRPCCallsInterop
+import GRPCCallsTestSupport
 import GRPCCore
 import Testing
 
@@ -22,7 +23,7 @@ struct ConnectionHealthTests {
     )
     call.start()
     var request = Grpc_Testing_StreamingOutputCallRequest()
-    request.responseParameters = [CallShapeTests.parameters(size: 1)]
+    request.responseParameters = [InteropRequests.parameters(size: 1)]
     call.writeData(try request.bytes)
     #expect(await recorder.wait(upTo: 10) { $0.messages.count == 1 })
     return (call, recorder)

@@ -1,6 +1,7 @@
 import Foundation
 import GRPCCalls
 import GRPCCallsInterop
+import GRPCCallsTestSupport
 import Testing
 
 /// Global interceptors apply to every call in the process, the other suites' included: the

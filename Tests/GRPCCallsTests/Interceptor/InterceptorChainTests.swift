@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import GRPCCalls
 import GRPCCallsInterop
+import GRPCCallsTestSupport
 import GRPCCore
 import SwiftProtobuf
 import Synchronization
@@ -20,7 +21,7 @@ struct InterceptorChainTests {
     for round in 1...4 {
       call.receiveNextMessages(1)
       var request = Grpc_Testing_StreamingOutputCallRequest()
-      request.responseParameters = [CallShapeTests.parameters(size: Int32(round * 10))]
+      request.responseParameters = [InteropRequests.parameters(size: Int32(round * 10))]
       call.writeData(try request.bytes)
       #expect(await recorder.wait { $0.messages.count == round })
     }
@@ -191,7 +192,7 @@ struct InterceptorChainTests {
       let (call, recorder) = try server.call("FullDuplexCall", options: options)
       call.start()
       var request = Grpc_Testing_StreamingOutputCallRequest()
-      request.responseParameters = [CallShapeTests.parameters(size: 10)]
+      request.responseParameters = [InteropRequests.parameters(size: 10)]
       call.writeData(try request.bytes)
       #expect(await recorder.wait { $0.messages.count == 1 })
       call.cancel()
@@ -242,7 +243,7 @@ struct InterceptorChainTests {
         channelPool: server.pool
       )
       // 100 messages 50 ms apart: the call must end at the first, not after 5 s.
-      var request = FlowControlTests.stream(count: 100, size: 10)
+      var request = InteropRequests.stream(count: 100, size: 10)
       for index in request.responseParameters.indices {
         request.responseParameters[index].intervalUs = 50_000
       }

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import GRPCCalls
 import GRPCCallsInterop
+import GRPCCallsTestSupport
 import GRPCCore
 import SwiftProtobuf
 import Synchronization

@@ -3,6 +3,7 @@ import Foundation
 import GRPCCalls
 import GRPCCore
 import GRPCCallsInterop
+import GRPCCallsTestSupport
 import SwiftProtobuf
 import Synchronization
 

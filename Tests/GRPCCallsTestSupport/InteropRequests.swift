@@ -1,0 +1,60 @@
+public import Foundation
+public import GRPCCallsInterop
+public import SwiftProtobuf
+
+/// Requests to the interop TestService that tests build again and again.
+public enum InteropRequests {
+  /// Response parameters asking for `size` bytes of payload.
+  public static func parameters(size: Int32) -> Grpc_Testing_ResponseParameters {
+    var parameters = Grpc_Testing_ResponseParameters()
+    parameters.size = size
+    return parameters
+  }
+
+  /// A StreamingOutputCall request for `count` messages of `size` bytes.
+  public static func stream(count: Int, size: Int32) -> Grpc_Testing_StreamingOutputCallRequest {
+    var request = Grpc_Testing_StreamingOutputCallRequest()
+    request.responseParameters = Array(repeating: Self.parameters(size: size), count: count)
+    return request
+  }
+
+  /// A UnaryCall request whose response message is exactly `responseBytes` long on the wire.
+  public static func unary(responseBytes: Int) throws -> Grpc_Testing_SimpleRequest {
+    var request = Grpc_Testing_SimpleRequest()
+    // The payload's framing takes at most a dozen bytes: find the body size that lands exactly.
+    for body in max(0, responseBytes - 12)...responseBytes {
+      var response = Grpc_Testing_SimpleResponse()
+      response.payload.body = Data(count: body)
+      if try response.serializedData().count == responseBytes {
+        request.responseSize = Int32(body)
+        return request
+      }
+    }
+    throw InteropCaseFailure("no body size gives \(responseBytes) bytes")
+  }
+}
+
+/// The documented bounds of flow control that tests assert, at a 1 MiB window (README, "Flow
+/// control").
+public enum FlowControlBounds {
+  /// How far a grpc-swift-2 server in the same process gets ahead of a reader with no demand:
+  /// its completed writes. Its writer learns that the stream stopped being writable only after
+  /// a hop to the event loop, so how far it runs ahead depends on scheduling: 2–9 MiB on an
+  /// idle machine, up to 27 MiB with the test suite running beside it. Half of the tests'
+  /// 128 MiB stream: without back-pressure the server writes all of it.
+  public static let inProcessServerLead = 64 << 20
+
+  /// How much a client reading nothing may grow, stream data only (its own process).
+  /// Measured 12–13 MiB.
+  public static let clientGrowth = 24 << 20
+}
+
+extension SwiftProtobuf.Message {
+  /// The serialized message.
+  public var bytes: Data { get throws { try self.serializedData() } }
+}
+
+/// A UnaryCall request whose response is exactly `responseBytes` long on the wire.
+public func unaryRequest(responseBytes: Int) throws -> Grpc_Testing_SimpleRequest {
+  try InteropRequests.unary(responseBytes: responseBytes)
+}

@@ -1,0 +1,100 @@
+internal import Foundation
+public import GRPCCalls
+public import GRPCCallsInterop
+internal import GRPCCore
+public import SwiftProtobuf
+
+/// A real interop server on 127.0.0.1:0 and a channel pool of the test's own.
+public struct TestServer: Sendable {
+  public let server: InteropServer
+  public let pool: GRPCChannelPool
+
+  public var recorder: InteropServerRecorder { self.server.recorder }
+
+  /// Plaintext options, as every test against the local server needs.
+  public var options: GRPCCallOptions {
+    var options = GRPCCallOptions()
+    options.transportType = .insecure
+    return options
+  }
+
+  public var client: InteropClient {
+    InteropClient(target: self.server.target, callOptions: self.options, channelPool: self.pool)
+  }
+
+  /// Makes a call to a TestService method on this server.
+  public func call(
+    _ method: String,
+    service: String = "grpc.testing.TestService",
+    options: GRPCCallOptions? = nil,
+    recorder: CallRecorder = CallRecorder()
+  ) throws -> (GRPCCall2, CallRecorder) {
+    try self.client.makeCall(method, service: service, options: options, recorder: recorder)
+  }
+
+  /// Starts `method`, sends `request`, half-closes and waits for the close.
+  ///
+  /// - Throws: ``TestSupportFailure`` when the call does not close within 30 s.
+  public func complete(
+    _ method: String,
+    _ request: some SwiftProtobuf.Message,
+    options: GRPCCallOptions? = nil
+  ) async throws -> (call: GRPCCall2, recorder: CallRecorder, close: CallRecorder.Close) {
+    let (call, recorder) = try self.call(method, options: options)
+    call.start()
+    call.writeData(try request.bytes)
+    call.finish()
+    guard let close = await recorder.waitForClose() else {
+      throw TestSupportFailure(description: "\(method) did not close within 30 s")
+    }
+    return (call, recorder, close)
+  }
+
+  /// Whether the server's streamed responses stopped short of `total` (the call that asked
+  /// for them was ended on the client side): the count holds still for 300 ms.
+  public func streamStopped(before total: Int) async throws -> Bool {
+    try await Task.sleep(for: .milliseconds(300))
+    let written = self.recorder.streamedResponses
+    try await Task.sleep(for: .milliseconds(300))
+    return self.recorder.streamedResponses == written && written < total
+  }
+}
+
+/// Runs `body` against a fresh server (plaintext, or TLS with `tls`) and pool, then tears both
+/// down.
+public func withTestServer(
+  poolConfig: GRPCChannelPool.Config = .defaults,
+  tls: InteropServer.TLSIdentity? = nil,
+  _ body: (TestServer) async throws -> Void
+) async throws {
+  let server = try await InteropServer.start(host: "127.0.0.1", port: 0, tls: tls)
+  let pool = GRPCChannelPool(config: poolConfig)
+  defer { pool.disconnectAll() }
+  do {
+    try await body(TestServer(server: server, pool: pool))
+  } catch {
+    await server.stopAndWait()
+    throw error
+  }
+  pool.disconnectAll()
+  await server.stopAndWait()
+}
+
+/// A test-support failure.
+public struct TestSupportFailure: Error, CustomStringConvertible {
+  public var description: String
+
+  public init(description: String) {
+    self.description = description
+  }
+}
+
+/// Polls `value` until it is not `nil`, for up to `seconds`.
+public func eventually<T: Sendable>(upTo seconds: Double = 30, _ value: () -> T?) async -> T? {
+  let deadline = ContinuousClock.now + .seconds(seconds)
+  while ContinuousClock.now < deadline {
+    if let value = value() { return value }
+    try? await Task.sleep(for: .milliseconds(5))
+  }
+  return value()
+}
