@@ -131,6 +131,7 @@ let package = Package(
       name: "GRPCCallsTests",
       dependencies: [
         .target(name: "GRPCCalls"),
+        .target(name: "GRPCProtoCalls"),
         .target(name: "GRPCCallsTestSupport"),
         .target(name: "GRPCCallsInterop"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),

@@ -4,6 +4,7 @@ import GRPCCalls
 import GRPCCallsInterop
 import GRPCCallsTestSupport
 import GRPCCore
+import GRPCProtoCalls
 import SwiftProtobuf
 import Synchronization
 import Testing
@@ -209,7 +210,7 @@ struct InterceptorChainTests {
   func marshallerTypedRequest() async throws {
     try await withTestServer { server in
       var options = server.options
-      options.marshaller = ProtoMarshaller<Grpc_Testing_SimpleRequest, Grpc_Testing_SimpleResponse>()
+      options.marshaller = GRPCProtobufMarshaller<Grpc_Testing_SimpleRequest, Grpc_Testing_SimpleResponse>()
       options.interceptorFactories = [GRPCClosureInterceptorFactory { ResizingInterceptor(manager: $0) }]
       let handler = TypedCollector()
       let call = GRPCCall2(
@@ -263,7 +264,7 @@ struct InterceptorChainTests {
   func marshallerSerializeFailure() async throws {
     try await withTestServer { server in
       var options = server.options
-      options.marshaller = ProtoMarshaller<Grpc_Testing_SimpleRequest, Grpc_Testing_SimpleResponse>()
+      options.marshaller = GRPCProtobufMarshaller<Grpc_Testing_SimpleRequest, Grpc_Testing_SimpleResponse>()
       let (call, recorder) = try server.call("UnaryCall", options: options)
       call.start()
       call.writeData("not a SimpleRequest")

@@ -126,24 +126,6 @@ final class CountingInterceptor: GRPCInterceptor, @unchecked Sendable {
   }
 }
 
-/// Turns typed protobuf messages into bytes and back.
-struct ProtoMarshaller<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>: GRPCMarshaller {
-  struct WrongType: Error {
-    var description: String
-  }
-
-  func serialize(_ message: any Sendable) throws -> Data {
-    guard let message = message as? Request else {
-      throw WrongType(description: "expected \(Request.self), got \(type(of: message))")
-    }
-    return try message.serializedData()
-  }
-
-  func deserialize(_ data: Data) throws -> any Sendable {
-    try Response(serializedBytes: data)
-  }
-}
-
 /// Collects whatever a call delivers, typed messages included.
 final class TypedCollector: GRPCResponseHandler {
   let dispatchQueue = DispatchQueue(label: "typed-collector")
