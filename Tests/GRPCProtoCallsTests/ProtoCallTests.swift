@@ -8,39 +8,6 @@ import SwiftProtobuf
 import Synchronization
 import Testing
 
-/// A proto handler that records what it gets.
-final class ProtoRecorder: GRPCProtoResponseHandler {
-  let dispatchQueue = DispatchQueue(label: "proto-recorder")
-  private let state = Mutex<(messages: [any SwiftProtobuf.Message], close: CallRecorder.Close?, writes: Int)>(([], nil, 0))
-
-  var messages: [any SwiftProtobuf.Message] { self.state.withLock { $0.messages } }
-  var writes: Int { self.state.withLock { $0.writes } }
-
-  func didReceiveProtoMessage(_ message: any SwiftProtobuf.Message) {
-    self.state.withLock { $0.messages.append(message) }
-  }
-
-  func didClose(trailingMetadata: Metadata?, error: GRPCError?) {
-    self.state.withLock { $0.close = (trailingMetadata, error) }
-  }
-
-  func didWriteMessage() {
-    self.state.withLock { $0.writes += 1 }
-  }
-
-  func waitForClose(upTo seconds: Double = 30) async -> CallRecorder.Close? {
-    await eventually(upTo: seconds) { self.state.withLock { $0.close } }
-  }
-
-  func wait(for count: Int) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(30)
-    while self.messages.count < count, ContinuousClock.now < deadline {
-      try? await Task.sleep(for: .milliseconds(5))
-    }
-    return self.messages.count >= count
-  }
-}
-
 extension TestServer {
   /// The interop TestService as a proto service on this server.
   func service(options: GRPCCallOptions? = nil) -> GRPCProtoService {
@@ -102,7 +69,7 @@ struct ProtoCallTests {
       for index in request.responseParameters.indices {
         request.responseParameters[index].intervalUs = 20_000
       }
-      let recorder = ProtoRecorder()
+      let recorder = ProtoCallRecorder()
       let call = server.service().unaryCall(
         method: "StreamingOutputCall",
         message: request,
@@ -122,7 +89,7 @@ struct ProtoCallTests {
   @Test("streaming: cancel after finish still reaches the RPC and stops the server's stream")
   func cancelAfterFinish() async throws {
     try await withTestServer { server in
-      let recorder = ProtoRecorder()
+      let recorder = ProtoCallRecorder()
       let call = server.service().streamingCall(
         method: "FullDuplexCall",
         requestClass: Grpc_Testing_StreamingOutputCallRequest.self,
@@ -136,7 +103,7 @@ struct ProtoCallTests {
       call.start()
       call.writeMessage(request)
       call.finish()
-      #expect(await recorder.wait(for: 2))
+      #expect(await recorder.wait { $0.messages.count >= 2 })
       call.cancel()
       let close = try #require(await recorder.waitForClose())
       #expect(close.error?.code == .cancelled)
@@ -150,7 +117,7 @@ struct ProtoCallTests {
     try await withTestServer { server in
       var options = server.options
       options.enableFlowControl = true
-      let recorder = ProtoRecorder()
+      let recorder = ProtoCallRecorder()
       let call = server.service().streamingCall(
         method: "StreamingOutputCall",
         requestClass: Grpc_Testing_StreamingOutputCallRequest.self,
@@ -167,7 +134,7 @@ struct ProtoCallTests {
       let close = try #require(await recorder.waitForClose())
       #expect(close.error == nil)
       #expect(recorder.messages.count == 3)
-      #expect(recorder.writes == 1)
+      #expect(recorder.writeCount == 1)
     }
   }
 
@@ -181,7 +148,7 @@ struct ProtoCallTests {
       perCall.initialMetadata.replaceOrAddString("call", forKey: "x-origin")
       #expect(Array(service.callOptions.initialMetadata[stringValues: "x-origin"]) == ["service"])
       for (options, expected) in [(nil, "service"), (perCall, "call")] as [(GRPCCallOptions?, String)] {
-        let recorder = ProtoRecorder()
+        let recorder = ProtoCallRecorder()
         service.unaryCall(
           method: "EmptyCall",
           message: Grpc_Testing_Empty(),

@@ -16,6 +16,7 @@ public final class ProtoCallRecorder: GRPCProtoResponseHandler {
     var messages: [any SwiftProtobuf.Message] = []
     var close: CallRecorder.Close?
     var closes = 0
+    var writes = 0
   }
 
   /// - Parameter onMessage: Runs inside each message callback with the message's index.
@@ -26,6 +27,10 @@ public final class ProtoCallRecorder: GRPCProtoResponseHandler {
   public var initialMetadata: Metadata? { self.state.withLock { $0.headers } }
   public var messages: [any SwiftProtobuf.Message] { self.state.withLock { $0.messages } }
   public var closeCount: Int { self.state.withLock { $0.closes } }
+  /// How many `didWriteMessage` callbacks ran.
+  public var writeCount: Int { self.state.withLock { $0.writes } }
+  /// The close, once delivered.
+  public var close: CallRecorder.Close? { self.state.withLock { $0.close } }
 
   /// The messages, as `type`; a message of another type is a failure.
   public func messages<M: SwiftProtobuf.Message>(as type: M.Type) throws -> [M] {
@@ -56,6 +61,10 @@ public final class ProtoCallRecorder: GRPCProtoResponseHandler {
     }
   }
 
+  public func didWriteMessage() {
+    self.state.withLock { $0.writes += 1 }
+  }
+
   /// Waits until `condition` holds, or `seconds` pass; returns whether it held.
   @discardableResult
   public func wait(upTo seconds: Double = 30, until condition: @Sendable (ProtoCallRecorder) -> Bool) async -> Bool {
@@ -67,11 +76,16 @@ public final class ProtoCallRecorder: GRPCProtoResponseHandler {
     return true
   }
 
+  /// Waits for the close and returns it, or `nil` if it did not come within `seconds`.
+  public func waitForClose(upTo seconds: Double = 30) async -> CallRecorder.Close? {
+    await self.wait(upTo: seconds) { $0.close != nil }
+    return self.close
+  }
+
   /// Waits for the close and checks it carries `code` (nil: success) and `message`.
   @discardableResult
   public func expectClose(_ code: RPCError.Code?, message: String? = nil) async throws -> CallRecorder.Close {
-    await self.wait { $0.state.withLock { $0.close != nil } }
-    guard let close = self.state.withLock({ $0.close }) else {
+    guard let close = await self.waitForClose() else {
       throw InteropCaseFailure("the call did not close within 30 s")
     }
     switch (code, close.error) {

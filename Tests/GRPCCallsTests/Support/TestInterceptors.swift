@@ -4,7 +4,6 @@ import GRPCCalls
 import GRPCCore
 import GRPCCallsInterop
 import GRPCCallsTestSupport
-import SwiftProtobuf
 import Synchronization
 
 /// Events that interceptors saw, as "name.event", in the order they ran across the chain.
