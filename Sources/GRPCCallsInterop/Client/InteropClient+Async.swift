@@ -179,7 +179,7 @@ extension InteropClient {
     }
   }
 
-  // MARK: Helpers shared by the generated faces
+  // MARK: Helpers shared by every face
 
   static let specialMessage = "\t\ntest with whitespace\r\nand Unicode BMP ☺ and non-BMP 😈\t\n"
 
