@@ -95,6 +95,7 @@ let package = Package(
       name: "grpc-calls",
       dependencies: [
         .target(name: "GRPCCalls"),
+        .target(name: "GRPCProtoCalls"),
         .target(name: "GRPCCallsInterop"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),

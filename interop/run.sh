@@ -2,7 +2,8 @@
 # Interop against an independent implementation: Python grpcio (gRPC C core).
 #
 #  1. grpc-calls interop (our client, through the generated client's callback and async methods
-#     and through GRPCCall2 directly: --api all) against the grpcio server;
+#     and through GRPCCall2 directly: --api all) against the grpcio server, then grpc-calls load
+#     (LOAD_CALLS unary calls per face, one at a time and 32 in flight; default 5,000);
 #  2. grpc-calls interop against our own server, `grpc-calls serve`;
 #  3. the grpcio client against `grpc-calls serve`, to show our test server is a faithful peer.
 #
@@ -61,6 +62,13 @@ echo "(client_compressed_unary, client_compressed_streaming: not run, grpcio's s
 start_server "$python" interop/python/server.py --port 0
 "$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all --api all \
   --exclude_test_cases client_compressed_unary,client_compressed_streaming || status=1
+
+echo "--- grpc-calls load -> grpcio server (unary calls one at a time and 32 in flight, every face)"
+# grpcio answers a unary call before it reads our END_STREAM unless both leave together; a
+# client that sends them apart gets its streams reset and, past swift-nio-http2's reset limit,
+# its connection closed (DESIGN.md §8). Every call must succeed.
+"$tool" load --server_host 127.0.0.1 --server_port "$port" --calls "${LOAD_CALLS:-5000}" \
+  --concurrency 1,32 --api all || status=1
 
 echo "--- grpc-calls interop -> grpc-calls serve"
 start_server "$tool" serve --port 0

@@ -106,7 +106,8 @@ open class GRPCProtoService: @unchecked Sendable {
     _ response: Response.Type,
     _ handler: any GRPCResponseHandler,
     _ callOptions: GRPCCallOptions?,
-    _ safety: GRPCCallSafety
+    _ safety: GRPCCallSafety,
+    deliveringInline: Bool = false
   ) -> GRPCCall2 {
     var options = callOptions ?? self.defaultOptions
     options.marshaller = GRPCProtobufMarshaller<Request, Response>()
@@ -121,7 +122,8 @@ open class GRPCProtoService: @unchecked Sendable {
       requestOptions: requestOptions,
       responseHandler: handler,
       callOptions: options,
-      channelPool: self.channelPool
+      channelPool: self.channelPool,
+      deliveringInline: deliveringInline
     )
   }
 

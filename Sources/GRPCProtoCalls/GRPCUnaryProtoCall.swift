@@ -1,5 +1,6 @@
 internal import GRPCCalls
 internal import SwiftProtobuf
+internal import Synchronization
 
 /// A call that sends one request message: unary, or server streaming (L38).
 ///
@@ -9,6 +10,7 @@ internal import SwiftProtobuf
 public final class GRPCUnaryProtoCall: Sendable {
   private let call: GRPCCall2
   private let message: any SwiftProtobuf.Message
+  private let started = Atomic(false)
 
   init(call: GRPCCall2, message: any SwiftProtobuf.Message) {
     self.call = call
@@ -17,10 +19,16 @@ public final class GRPCUnaryProtoCall: Sendable {
 
   /// Starts the call. Calling it again does nothing.
   public func start() {
-    self.call.start()
+    guard !self.started.exchange(true, ordering: .relaxed) else {
+      self.call.start()  // logs the misuse
+      return
+    }
+    // The request, its end and the demand travel with the start, so the message and
+    // END_STREAM leave in one flush.
     self.call.receiveNextMessages(1)
     self.call.writeData(self.message)
     self.call.finish()
+    self.call.start()
   }
 
   /// Asks for `count` more messages of a server-streaming method, when flow control is on.

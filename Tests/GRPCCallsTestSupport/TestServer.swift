@@ -62,12 +62,18 @@ public struct TestServer: Sendable {
 
 /// Runs `body` against a fresh server (plaintext, or TLS with `tls`) and pool, then tears both
 /// down.
+///
+/// - Parameter path: The path calls take to the core; by default the one `GRPC_CALLS_RPC_PATH`
+///   names (see ``RPCPath``).
 public func withTestServer(
   poolConfig: GRPCChannelPool.Config = .defaults,
   tls: InteropServer.TLSIdentity? = nil,
+  path: RPCPath = .current,
   _ body: (TestServer) async throws -> Void
 ) async throws {
   let server = try await InteropServer.start(host: "127.0.0.1", port: 0, tls: tls)
+  var poolConfig = poolConfig
+  poolConfig.sendsEveryCallThroughClient = path == .client
   let pool = GRPCChannelPool(config: poolConfig)
   defer { pool.disconnectAll() }
   do {
@@ -97,4 +103,20 @@ public func eventually<T: Sendable>(upTo seconds: Double = 30, _ value: () -> T?
     try? await Task.sleep(for: .milliseconds(5))
   }
   return value()
+}
+
+/// The path a test's calls take to the core (DESIGN.md §2): the transport's stream directly, or
+/// `GRPCClient`.
+///
+/// Calls without a retry policy take the raw path; `GRPC_CALLS_RPC_PATH=client swift test`
+/// sends every call of the suite through `GRPCClient` instead, so that both paths pass the same
+/// behaviour tests (CI runs both).
+public enum RPCPath: String, Sendable, CaseIterable {
+  case raw
+  case client
+
+  /// The path `GRPC_CALLS_RPC_PATH` names; the raw path when it names none.
+  public static var current: RPCPath {
+    ProcessInfo.processInfo.environment["GRPC_CALLS_RPC_PATH"].flatMap(RPCPath.init(rawValue:)) ?? .raw
+  }
 }

@@ -1,12 +1,16 @@
+internal import Dispatch
+internal import GRPCCore
+internal import Logging
 internal import Synchronization
 
 /// A gRPC call you drive directly: start it, write messages, finish or cancel it.
 ///
 /// Responses arrive on the handler's queue: initial metadata, then messages, then one close.
 /// Every method is thread-safe and may be called from any thread. Requests are applied in the
-/// order they are made; writes made before ``start()`` are sent after it. Misuse (starting twice,
-/// writing after ``finish()``) does nothing. You need not keep the call alive: it runs to its
-/// close on its own.
+/// order they are made (program order on each thread, one total order across threads); writes
+/// made before ``start()`` are sent after it. Misuse (starting twice, writing after
+/// ``finish()``) does nothing but log a warning. You need not keep the call alive: once started
+/// it runs to its close on its own.
 ///
 /// ```swift
 /// let request = try GRPCRequestOptions(host: "localhost:50051", path: "/echo.Echo/Get")
@@ -25,10 +29,28 @@ public final class GRPCCall2: Sendable {
   /// The call's options, as given at creation.
   public let callOptions: GRPCCallOptions
 
-  private let dispatcher: ResponseDispatcher
-  /// The top of the request path: the first interceptor's manager, or the transport.
-  private let head: any RequestLink
-  private let state = Mutex(StateMachine())
+  private let handler: any GRPCResponseHandler
+  /// Whether responses are delivered on the thread that produced them rather than on the
+  /// handler's queue: for the library's own async faces, whose callbacks only resume
+  /// continuations.
+  private let deliversInline: Bool
+  private let state: Mutex<Locked>
+
+  /// Everything behind the call's one lock.
+  private struct Locked {
+    var machine = StateMachine()
+    /// The top of the request path: the first interceptor's manager, or the transport. Let go
+    /// of when the call closes, which ends the chain's references to this call.
+    var head: (any RequestLink)?
+    /// Actions the machine decided that are not performed yet, in its order.
+    var queued: [StateMachine.RequestAction] = []
+    /// Whether a thread is performing queued actions: only one does, so they leave in order.
+    var performing = false
+    /// The call keeps itself alive from start to close, so the caller need not.
+    var keepAlive: GRPCCall2?
+    /// How many drains were scheduled: hops to the handler's queue (for tests).
+    var drainsScheduled = 0
+  }
 
   /// Creates a call; nothing is sent until ``start()``.
   ///
@@ -40,18 +62,43 @@ public final class GRPCCall2: Sendable {
   ///   - responseHandler: Receives the responses on its queue.
   ///   - callOptions: The call's options; defaults to ``GRPCCallOptions/init()``.
   ///   - channelPool: The pool to take the channel from; defaults to the shared pool.
-  public init(
+  public convenience init(
     requestOptions: GRPCRequestOptions,
     responseHandler: any GRPCResponseHandler,
     callOptions: GRPCCallOptions = GRPCCallOptions(),
     channelPool: GRPCChannelPool = .shared
   ) {
+    self.init(
+      requestOptions: requestOptions,
+      responseHandler: responseHandler,
+      callOptions: callOptions,
+      channelPool: channelPool,
+      deliveringInline: false
+    )
+  }
+
+  /// Creates a call whose responses may be delivered inline, on the thread that produced them.
+  ///
+  /// For handlers that do almost nothing and never block (they resume continuations): the
+  /// library's async faces. Callbacks of one call still never overlap and keep their order.
+  package init(
+    requestOptions: GRPCRequestOptions,
+    responseHandler: any GRPCResponseHandler,
+    callOptions: GRPCCallOptions,
+    channelPool: GRPCChannelPool,
+    deliveringInline: Bool
+  ) {
     self.requestOptions = requestOptions
     self.callOptions = callOptions
-    self.dispatcher = ResponseDispatcher(handler: responseHandler)
+    self.handler = responseHandler
+    self.deliversInline = deliveringInline
+    self.state = Mutex(Locked())
     let (transportType, transport) = (callOptions.transportType, callOptions.transport)
+    let globals = Self.globalInterceptors
+    let factories =
+      globals.isEmpty ? callOptions.interceptorFactories : callOptions.interceptorFactories + globals
     let chain = InterceptorChain(
-      factories: ArraySlice(callOptions.interceptorFactories + Self.globalInterceptors),
+      factories: ArraySlice(factories),
       transport: { previous in
         GRPCCall2Internal(
           pool: channelPool,
@@ -61,37 +108,73 @@ public final class GRPCCall2: Sendable {
         )
       }
     )
-    self.head = chain.makeHead(previous: self.dispatcher)
+    // The chain answers to the call through a weak link: a call that is never started is freed
+    // with its last reference, and one that runs keeps itself alive (`keepAlive`).
+    let head = chain.makeHead(previous: CallLink(call: self))
+    self.state.withLock { $0.head = head }
+  }
+
+  deinit {
+    // Only a call that never started (or whose chain never closed) gets here with its chain.
+    let (head, buffered) = self.state.withLock { state -> ((any RequestLink)?, Int) in
+      guard case .idle(let idle) = state.machine.request else { return (state.head, 0) }
+      return (state.head, idle.bufferedWrites.count + (idle.finishRequested ? 1 : 0))
+    }
+    if buffered > 0 {
+      Self.logger.warning(
+        "A call to \(self.requestOptions.path) was released without start(): its \(buffered) buffered request(s) were never sent. Call start() to send them."
+      )
+    }
+    // Lets the interceptors end; nothing reaches a handler, the call is gone.
+    head?.cancel()
   }
 
   /// Starts the call: passes it through the interceptors, then fetches the auth token if any,
   /// takes a channel and opens the stream.
   ///
-  /// Calling it again does nothing.
+  /// Calling it again does nothing but log a warning.
   public func start() {
-    self.perform(self.state.withLock { $0.start() })
+    self.handle { machine in
+      switch machine.request {
+      case .started, .halfClosed:
+        if machine.shouldReport(.startTwice) {
+          Self.logger.warning("start() was called twice on a call to \(self.requestOptions.path); the second call does nothing")
+        }
+      case .idle, .ended:
+        break
+      }
+      return machine.start()
+    }
   }
 
   /// Sends a request message: `Data` (or `[UInt8]`) for raw calls, a typed message when the
   /// options carry a ``GRPCCallOptions/marshaller``.
   ///
-  /// Before ``start()`` the message is buffered; after ``finish()`` or ``cancel()`` it is dropped.
+  /// Before ``start()`` the message is buffered; after ``finish()`` or ``cancel()`` it is dropped
+  /// (a write after `finish()` logs a warning, once per call).
   public func writeData(_ data: any Sendable) {
-    self.perform(self.state.withLock { $0.write(data) })
+    self.handle { machine in
+      let action = machine.write(data)
+      if case .none = action, machine.finishWasRequested, machine.shouldReport(.writeAfterFinish) {
+        Self.logger.warning("writeData(_:) after finish() on a call to \(self.requestOptions.path) is dropped")
+      }
+      return action
+    }
   }
 
   /// Half-closes the call: no more request messages. Responses keep arriving.
   public func finish() {
-    self.perform(self.state.withLock { $0.finish() })
+    self.handle { $0.finish() }
   }
 
   /// Asks for `count` more response messages, when flow control is enabled.
   ///
   /// Demand accumulates and may be given before ``start()``. `count` ≤ 0 does nothing, and so
-  /// does every call when ``GRPCCallOptions/enableFlowControl`` is off.
+  /// does every call when flow control is off for the RPC (``GRPCCallOptions/enableFlowControl``
+  /// as the last interceptor passed the options on).
   public func receiveNextMessages(_ count: Int) {
-    guard self.callOptions.enableFlowControl, count > 0 else { return }
-    self.head.receiveNextMessages(count)
+    guard count > 0 else { return }
+    self.handle { $0.receiveNextMessages(count) }
   }
 
   /// Cancels the call.
@@ -99,31 +182,186 @@ public final class GRPCCall2: Sendable {
   /// Unless the call had already closed, it closes with `CANCELLED` (1), "Canceled by app", and
   /// nil trailers; responses not yet delivered are dropped. After close it does nothing.
   public func cancel() {
-    self.perform(self.state.withLock { $0.cancel() })
+    var drain = false
+    self.handle { machine in
+      let (action, scheduleDrain) = machine.cancel()
+      drain = scheduleDrain
+      return action
+    }
+    if drain {
+      self.state.withLock { $0.drainsScheduled += 1 }
+      self.scheduleDrain()
+    }
   }
 
-  /// Carries out what the state machine decided, after its lock is released.
-  private func perform(_ action: StateMachine.Action) {
+  // MARK: Performing requests
+
+  /// Feeds an event to the machine and performs what it decided, after the lock is released.
+  ///
+  /// Actions are queued under the lock; the first thread to find no performer performs the
+  /// queue, its own and any that other threads add meanwhile. So actions leave in exactly the
+  /// order the machine decided them, even when several threads drive the call at once.
+  private func handle(_ event: (inout StateMachine) -> StateMachine.RequestAction) {
+    var batch: [StateMachine.RequestAction]
+    var head: any RequestLink
+    do {
+      let taken = self.state.withLock { state -> ([StateMachine.RequestAction], (any RequestLink)?)? in
+        let action = event(&state.machine)
+        if case .none = action { return nil }
+        guard let head = state.head else { return nil }
+        if case .startRPC = action {
+          state.keepAlive = self
+        }
+        if state.performing {
+          state.queued.append(action)
+          return nil
+        }
+        state.performing = true
+        return ([action], head)
+      }
+      guard let taken, let taken1 = taken.1 else { return }
+      batch = taken.0
+      head = taken1
+    }
+    while true {
+      for action in batch {
+        Self.perform(action, on: head, requestOptions: self.requestOptions, callOptions: self.callOptions)
+      }
+      let more = self.state.withLock { state -> ([StateMachine.RequestAction], (any RequestLink)?)? in
+        guard !state.queued.isEmpty, let head = state.head else {
+          state.queued = []
+          state.performing = false
+          return nil
+        }
+        defer { state.queued = [] }
+        return (state.queued, head)
+      }
+      guard let more, let nextHead = more.1 else { return }
+      batch = more.0
+      head = nextHead
+    }
+  }
+
+  private static func perform(
+    _ action: StateMachine.RequestAction,
+    on head: any RequestLink,
+    requestOptions: GRPCRequestOptions,
+    callOptions: GRPCCallOptions
+  ) {
     switch action {
     case .none:
       return
-    case .startRPC(let writes, let finish):
-      self.head.start(requestOptions: self.requestOptions, callOptions: self.callOptions)
-      for message in writes {
-        self.head.write(message)
-      }
-      if finish {
-        self.head.finish()
+    case .startRPC(let writes, let finish, let demand):
+      head.start(
+        requestOptions: requestOptions,
+        callOptions: callOptions,
+        writes: writes,
+        finish: finish
+      )
+      if demand > 0 {
+        head.receiveNextMessages(demand)
       }
     case .write(let message):
-      self.head.write(message)
+      head.write(message)
     case .finish:
-      self.head.finish()
+      head.finish()
+    case .receiveNextMessages(let count):
+      head.receiveNextMessages(count)
     case .cancel:
-      // Close first so that nothing the chain still delivers can come before the cancel close.
-      // The chain is cancelled even when the call never started, so its interceptors end.
-      self.dispatcher.cancelByApp()
-      self.head.cancel()
+      head.cancel()
     }
+  }
+
+  // MARK: Delivering responses
+
+  /// A response from the chain below.
+  fileprivate func receive(_ delivery: StateMachine.Delivery) {
+    let schedule = self.state.withLock { state in
+      guard state.machine.receive(delivery) else { return false }
+      state.drainsScheduled += 1
+      return true
+    }
+    if schedule {
+      self.scheduleDrain()
+    }
+  }
+
+  /// How many hops to the handler's queue the call has made so far, and how many responses
+  /// wait for the next one (for tests).
+  var deliveryCounts: (drains: Int, pending: Int) {
+    self.state.withLock { ($0.drainsScheduled, $0.machine.pendingCount) }
+  }
+
+  private func scheduleDrain() {
+    if self.deliversInline {
+      self.drain()
+    } else {
+      self.handler.dispatchQueue.async { self.drain() }
+    }
+  }
+
+  /// Delivers every pending response, one at a time, until none is left.
+  ///
+  /// Each is taken under the lock and delivered after it is released, so a cancel made between
+  /// two deliveries drops the rest.
+  private func drain() {
+    while true {
+      let taken = self.state.withLock { state -> (StateMachine.Delivery, ended: Released?)? in
+        guard let delivery = state.machine.nextDelivery() else { return nil }
+        guard case .close = delivery else { return (delivery, nil) }
+        // The close is the last event: let go of the chain and of the call's own reference.
+        defer {
+          state.head = nil
+          state.keepAlive = nil
+          state.queued = []
+        }
+        return (delivery, Released(head: state.head, call: state.keepAlive))
+      }
+      guard let (delivery, released) = taken else { return }
+      switch delivery {
+      case .initialMetadata(let metadata):
+        self.handler.didReceiveInitialMetadata(metadata)
+      case .message(let message):
+        self.handler.didReceiveData(message)
+      case .didWrite:
+        self.handler.didWriteData()
+      case .close(let trailers, let error):
+        self.handler.didClose(trailingMetadata: trailers, error: error)
+        withExtendedLifetime(released) {}
+      }
+    }
+  }
+
+  /// What the close lets go of, released after the handler's last callback.
+  private struct Released {
+    var head: (any RequestLink)?
+    var call: GRPCCall2?
+  }
+
+  static let logger = Logger(label: "grpc-calls")
+}
+
+/// The top of a call's response path: passes responses to the call, without keeping it alive.
+private final class CallLink: ResponseLink {
+  weak let call: GRPCCall2?
+
+  init(call: GRPCCall2) {
+    self.call = call
+  }
+
+  func initialMetadata(_ metadata: Metadata) {
+    self.call?.receive(.initialMetadata(metadata))
+  }
+
+  func message(_ message: any Sendable) {
+    self.call?.receive(.message(message))
+  }
+
+  func didWrite() {
+    self.call?.receive(.didWrite)
+  }
+
+  func close(trailers: Metadata?, error: GRPCError?) {
+    self.call?.receive(.close(trailers: trailers, error: error))
   }
 }

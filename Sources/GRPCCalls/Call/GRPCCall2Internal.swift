@@ -1,3 +1,4 @@
+internal import Dispatch
 internal import Foundation
 internal import GRPCCore
 internal import Synchronization
@@ -5,40 +6,37 @@ internal import Synchronization
 /// The bottom of a call's chain: turns the call's options into the core's and runs the RPC.
 ///
 /// It starts with the options the last interceptor passed on (the call's own when there are
-/// none), except the transport, which was fixed when the call was made. The RPC runs through
-/// `GRPCClient` (the core's executor) with pass-through serializers rather than on
-/// `ClientTransport.withStream` directly: the executor owns deadlines, and will own retries and
-/// hedging, which we must not re-implement. DESIGN.md §8 notes the raw path is faster for
-/// unary calls with no retry policy; `grpc-calls bench` decides whether to add it.
+/// none), except the transport, which was fixed when the call was made. Two paths lead to the
+/// core (DESIGN.md §2): a call with a retry or hedging policy runs through `GRPCClient`, whose
+/// executor owns them; every other call runs on the transport's stream directly (the raw path,
+/// ``RawExchange``), which costs no executor, task group or deadline task. Both map deadlines,
+/// cancellation, size limits, compression and errors the same way.
 ///
-/// Requests travel through an `AsyncStream` that the RPC's request producer drains, so writes
-/// reach the transport in order; the stream is finished when the request side half-closes or
-/// the RPC ends, after which writes are dropped. A marshaller, if the options carry one,
-/// serializes each request as the producer takes it and deserializes each response before it
-/// travels up. The close travels up exactly once.
+/// When the request side has half-closed by the time the stream opens (a unary or
+/// server-streaming call, or any call whose `finish()` came with its start), every request
+/// leaves with END_STREAM in one flush: the method is described to the transport as having a
+/// unary request, so it holds the headers and message until the half-close. A peer that answers
+/// before our END_STREAM resets the stream, and enough resets make swift-nio-http2 close the
+/// whole connection (DESIGN.md §8).
+///
+/// Its state lives in one machine (``StateMachine``); the close travels up exactly once.
 final class GRPCCall2Internal: Sendable {
   private let pool: GRPCChannelPool
   private let transportType: GRPCTransportType
   private let transport: GRPCTransportID?
   private let previous: any ResponseLink
-  private let requests: AsyncStream<any Sendable>
-  private let requestSink: AsyncStream<any Sendable>.Continuation
-  private let task = Mutex(TaskState.notStarted)
-  private let closed = Atomic(false)
-  /// Response demand; used only when the call starts with flow control on.
-  private let demand = MessageDemand()
+  private let state = Mutex(Locked())
 
-  private enum TaskState {
-    case notStarted
-    case running(Task<Void, Never>)
-    case cancelled
+  private struct Locked {
+    var machine = StateMachine()
+    var task: Task<Void, Never>?
   }
 
   /// - Parameters:
   ///   - pool: Where the channel comes from.
   ///   - transportType: The transport type, as the call was made with.
   ///   - transport: The registered transport, as the call was made with.
-  ///   - previous: Where responses go: the last interceptor, or the call's dispatcher.
+  ///   - previous: Where responses go: the last interceptor, or the call.
   init(
     pool: GRPCChannelPool,
     transportType: GRPCTransportType,
@@ -49,13 +47,26 @@ final class GRPCCall2Internal: Sendable {
     self.transportType = transportType
     self.transport = transport
     self.previous = previous
-    (self.requests, self.requestSink) = AsyncStream.makeStream(of: (any Sendable).self)
   }
 
   /// Closes the call towards the application, once.
-  private func close(trailers: Metadata?, error: GRPCError?) {
-    guard !self.closed.exchange(true, ordering: .relaxed) else { return }
-    self.previous.close(trailers: trailers, error: error)
+  func close(trailers: Metadata?, error: GRPCError?) {
+    let (first, writer, reader) = self.state.withLock { state in
+      let first = state.machine.close()
+      let (writer, reader) = state.machine.endRequests()
+      state.task = nil
+      return (first, writer, reader)
+    }
+    writer?.resume()
+    reader?.resume(returning: false)
+    if first {
+      self.previous.close(trailers: trailers, error: error)
+    }
+  }
+
+  /// Why the RPC's task was cancelled from this side, if it was.
+  var cancelReason: StateMachine.CancelReason? {
+    self.state.withLock { $0.machine.cancelReason }
   }
 
   private func run(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) async {
@@ -63,70 +74,222 @@ final class GRPCCall2Internal: Sendable {
     callOptions.transportType = self.transportType
     callOptions.transport = self.transport
     var limit = callOptions.effectiveResponseSizeLimit
-    let demand = callOptions.enableFlowControl ? self.demand : nil
-    let coder = MessageCoder(marshaller: callOptions.marshaller)
+    var timer: DispatchWorkItem?
+    defer { timer?.cancel() }
+    let outcome: RPCOutcome
     do {
-      let key = try ChannelKey(host: requestOptions.host, options: callOptions)
+      let key = try self.pool.key(host: requestOptions.host, options: callOptions)
       limit = key.responseSizeLimit
       let coreOptions = try Self.coreOptions(callOptions, safety: requestOptions.safety, key: key)
-      let descriptor = try MethodPath.descriptor(for: requestOptions.path)
-      let metadata = try await RequestMetadata.make(for: callOptions, userAgent: key.userAgent)
+      var descriptor = try MethodPath.descriptor(for: requestOptions.path)
+      var metadata = try await RequestMetadata.make(for: callOptions, userAgent: key.userAgent)
       let lease = try self.pool.lease(for: key, options: callOptions)
       defer { lease.release() }
-      let outcome = try await lease.channel.client.rawStreaming(
-        request: StreamingClientRequest(metadata: metadata) { writer in
-          try await self.sendRequests(to: writer, coder: coder, acknowledge: demand != nil)
-        },
-        descriptor: descriptor,
-        options: coreOptions
-      ) { [previous, limit] response in
-        await ResponseReader(
-          previous: previous,
-          demand: demand,
+      let known = self.state.withLock { $0.machine.takeAllRequestsIfFinished() }
+      if known != nil {
+        // Every request is known: the transport holds them until the half-close, then sends
+        // headers, messages and END_STREAM together.
+        descriptor.type = .unary
+      }
+      let coder = MessageCoder(marshaller: callOptions.marshaller)
+      if coreOptions.executionPolicy == nil, !self.pool.config.sendsEveryCallThroughClient {
+        if callOptions.timeout > 0 {
+          metadata.replaceOrAddString(GRPCTimeout.header(seconds: callOptions.timeout), forKey: "grpc-timeout")
+          timer = self.armDeadline(after: callOptions.timeout)
+        }
+        outcome = try await RawExchange.run(
+          runner: self,
+          channel: lease.channel.client,
+          descriptor: descriptor,
+          options: coreOptions,
+          metadata: metadata,
+          known: known,
           coder: coder,
           responseSizeLimit: limit
-        ).read(response)
+        )
+      } else {
+        outcome = try await self.runOnClient(
+          lease.channel.client,
+          descriptor: descriptor,
+          options: coreOptions,
+          metadata: metadata,
+          known: known,
+          coder: coder,
+          responseSizeLimit: limit
+        )
       }
-      self.close(trailers: outcome.trailers, error: outcome.error)
     } catch {
-      // A server's status is read by ResponseReader; what is thrown here ended the call on this
+      // A server's status is read from the response; what is thrown here ended the call on this
       // side (the options, the token, the host, the deadline, an unreachable server, a request
       // that did not serialize), so no trailers came.
-      var error = GRPCError(converting: error, headers: [:], responseSizeLimit: limit)
-      if error.code == .unavailable, callOptions.transport == nil, !callOptions.transportType.isSecure,
-        error.message.contains("HTTP/2 connection preface")
-      {
-        // What a TLS server does to a plaintext client; the core's message does not say so.
-        error.message += " A server that expects TLS does this to a plaintext client: check transportType."
-      }
-      self.close(trailers: nil, error: error)
+      outcome = RPCOutcome(trailers: nil, error: self.convert(error, headers: [:], limit: limit, options: callOptions))
     }
-    self.requestSink.finish()
+    var finalOutcome = outcome
+    if let error = outcome.error, let reason = self.cancelReason {
+      // The RPC ended because this side cancelled it: say why, keeping what the peer had sent.
+      finalOutcome = RPCOutcome(trailers: nil, error: Self.cancelled(reason, headers: error.headers))
+    }
+    self.close(trailers: finalOutcome.trailers, error: finalOutcome.error)
   }
 
-  /// Drains the requests into the RPC until the request side half-closes.
-  ///
-  /// - Parameter acknowledge: Whether each accepted write travels up as `didWriteData`.
-  private func sendRequests(
-    to writer: RPCWriter<Data>,
+  /// The `GRPCClient` path: the executor runs retries and hedging.
+  private func runOnClient(
+    _ client: any ChannelClient,
+    descriptor: MethodDescriptor,
+    options: CallOptions,
+    metadata: Metadata,
+    known: [any Sendable]?,
     coder: MessageCoder,
-    acknowledge: Bool
-  ) async throws {
-    for await message in self.requests {
-      let bytes: Data
-      do {
-        bytes = try coder.serialize(message)
-      } catch {
-        // Close with our error before the core turns the throw into its own.
-        self.close(trailers: nil, error: error)
-        throw error
+    responseSizeLimit: Int
+  ) async throws -> RPCOutcome {
+    try await client.rawStreaming(
+      request: StreamingClientRequest(metadata: metadata) { writer in
+        if let known {
+          try await writer.write(contentsOf: try known.map { try self.serialize($0, coder: coder) })
+          self.acknowledgeWrites(known.count)
+        } else {
+          while let message = await self.nextRequest() {
+            try await writer.write(try self.serialize(message, coder: coder))
+            self.acknowledgeWrites(1)
+          }
+        }
+      },
+      descriptor: descriptor,
+      options: options
+    ) { response in
+      await ResponseReader(runner: self, coder: coder, responseSizeLimit: responseSizeLimit).read(response)
+    }
+  }
+
+  // MARK: What the RPC asks of the runner
+
+  /// Serializes a request; a failure closes the call with its error before the core turns the
+  /// throw into its own.
+  func serialize(_ message: any Sendable, coder: MessageCoder) throws(GRPCError) -> Data {
+    do {
+      return try coder.serialize(message)
+    } catch {
+      self.close(trailers: nil, error: error)
+      throw error
+    }
+  }
+
+  /// Reports `count` accepted writes up the chain, under flow control.
+  func acknowledgeWrites(_ count: Int) {
+    guard self.state.withLock({ $0.machine.flowControl }) else { return }
+    for _ in 0..<count {
+      self.previous.didWrite()
+    }
+  }
+
+  /// The next request to send, waiting for one; `nil` when the request side is over.
+  func nextRequest() async -> (any Sendable)? {
+    switch self.state.withLock({ $0.machine.nextRequest(writer: nil) }) {
+    case .message(let message): return message
+    case .end: return nil
+    case .wait: break
+    }
+    while true {
+      let step: StateMachine.NextRequest = await withTaskCancellationHandler {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+          let step = self.state.withLock { $0.machine.nextRequest(writer: continuation) }
+          if case .wait = step { return }
+          continuation.resume()
+        }
+        return self.state.withLock { $0.machine.nextRequest(writer: nil) }
+      } onCancel: {
+        self.endRequests()
       }
-      // The writer returns once the transport accepted the message: that is what didWriteData
-      // reports under flow control.
-      try await writer.write(bytes)
-      if acknowledge {
-        self.previous.didWrite()
+      switch step {
+      case .message(let message): return message
+      case .end: return nil
+      case .wait: continue
       }
+    }
+  }
+
+  /// Waits for a unit of demand before a response message goes up (flow control); `false`
+  /// when the call was cancelled meanwhile.
+  func takeDemand() async -> Bool {
+    if let ready = self.state.withLock({ $0.machine.takeDemand(reader: nil) }) {
+      return ready
+    }
+    return await withTaskCancellationHandler {
+      await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        if let ready = self.state.withLock({ $0.machine.takeDemand(reader: continuation) }) {
+          continuation.resume(returning: ready)
+        }
+      }
+    } onCancel: {
+      self.endRequests()
+    }
+  }
+
+  /// Whether response messages wait for demand.
+  var isFlowControlled: Bool {
+    self.state.withLock { $0.machine.flowControl }
+  }
+
+  /// Wakes a waiting writer and reader: the RPC is over or its task was cancelled.
+  func endRequests() {
+    let (writer, reader) = self.state.withLock { $0.machine.endRequests() }
+    writer?.resume()
+    reader?.resume(returning: false)
+  }
+
+  /// The response headers, up the chain.
+  func deliver(initialMetadata: Metadata) {
+    self.previous.initialMetadata(initialMetadata)
+  }
+
+  /// A response message, up the chain.
+  func deliver(message: any Sendable) {
+    self.previous.message(message)
+  }
+
+  // MARK: Errors and deadlines
+
+  func convert(_ error: any Error, headers: Metadata, limit: Int, options: GRPCCallOptions? = nil) -> GRPCError {
+    var converted = GRPCError(converting: error, headers: headers, responseSizeLimit: limit)
+    if converted.code == .unavailable, let options, options.transport == nil,
+      !options.transportType.isSecure, converted.message.contains("HTTP/2 connection preface")
+    {
+      // What a TLS server does to a plaintext client; the core's message does not say so.
+      converted.message += " A server that expects TLS does this to a plaintext client: check transportType."
+    }
+    return converted
+  }
+
+  private static func cancelled(_ reason: StateMachine.CancelReason, headers: Metadata) -> GRPCError {
+    switch reason {
+    case .app:
+      return GRPCError(code: .cancelled, message: "The call was cancelled", headers: headers)
+    case .deadline:
+      return GRPCError(code: .deadlineExceeded, message: "RPC timed out before completing", headers: headers)
+    }
+  }
+
+  /// Cancels the RPC with DEADLINE_EXCEEDED after `seconds`, unless it ends first.
+  private func armDeadline(after seconds: TimeInterval) -> DispatchWorkItem {
+    let item = DispatchWorkItem { [weak self] in
+      self?.cancelRPC(.deadline)
+    }
+    DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: item)
+    return item
+  }
+
+  private func cancelRPC(_ reason: StateMachine.CancelReason) {
+    let (actions, task) = self.state.withLock { state in
+      (state.machine.cancel(reason), state.task)
+    }
+    actions.writer?.resume()
+    actions.reader?.resume(returning: false)
+    if actions.cancelTask {
+      // The RPC ends with a cancellation and closes from its task, saying why.
+      task?.cancel()
+    }
+    if actions.closeNow {
+      self.close(trailers: nil, error: GRPCError(code: .cancelled, message: "The call was cancelled"))
     }
   }
 
@@ -147,6 +310,7 @@ final class GRPCCall2Internal: Sendable {
     options.maxRequestMessageBytes = key.responseSizeLimit
     options.maxResponseMessageBytes = key.responseSizeLimit
     options.compression = key.compression.core
+    options.waitForReady = callOptions.waitForReady
     if key.enableRetry, let policy = callOptions.executionPolicy {
       options.executionPolicy = try policy.core(safety: safety)
     }
@@ -154,39 +318,42 @@ final class GRPCCall2Internal: Sendable {
   }
 }
 
+/// How an RPC ended: the trailers the server sent (`nil` when it ended on this side) and the
+/// error, if it failed.
+struct RPCOutcome: Sendable {
+  var trailers: Metadata?
+  var error: GRPCError?
+}
+
 extension GRPCCall2Internal: RequestLink {
-  func start(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) {
-    self.task.withLock { state in
-      guard case .notStarted = state else { return }
+  func start(
+    requestOptions: GRPCRequestOptions,
+    callOptions: GRPCCallOptions,
+    writes: [any Sendable],
+    finish: Bool
+  ) {
+    self.state.withLock { state in
+      guard
+        state.machine.start(writes: writes, finish: finish, flowControl: callOptions.enableFlowControl)
+      else { return }
       // The task holds `self`, so the call runs to its close even if the caller lets go of it.
-      state = .running(Task { await self.run(requestOptions: requestOptions, callOptions: callOptions) })
+      state.task = Task { await self.run(requestOptions: requestOptions, callOptions: callOptions) }
     }
   }
 
   func write(_ message: any Sendable) {
-    self.requestSink.yield(message)
+    self.state.withLock { $0.machine.write(message) }?.resume()
   }
 
   func finish() {
-    self.requestSink.finish()
+    self.state.withLock { $0.machine.finish() }?.resume()
   }
 
   func cancel() {
-    let running: Task<Void, Never>? = self.task.withLock { state in
-      defer { state = .cancelled }
-      if case .running(let task) = state { return task }
-      return nil
-    }
-    self.requestSink.finish()
-    if let running {
-      // The RPC ends with CANCELLED and closes from its task.
-      running.cancel()
-    } else {
-      self.close(trailers: nil, error: GRPCError(code: .cancelled, message: "The call was cancelled"))
-    }
+    self.cancelRPC(.app)
   }
 
   func receiveNextMessages(_ count: Int) {
-    self.demand.add(count)
+    self.state.withLock { $0.machine.addDemand(count) }?.resume(returning: true)
   }
 }

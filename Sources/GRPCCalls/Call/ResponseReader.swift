@@ -1,25 +1,18 @@
 internal import Foundation
 internal import GRPCCore
 
-/// Reads the core's response stream up the call's chain: headers, then each message.
+/// Reads the `GRPCClient` path's response stream up the runner's chain: headers, then each
+/// message.
 ///
 /// It never throws: a failure after the headers becomes a ``GRPCError`` carrying those headers,
 /// so the error a failed call closes with holds what the handler was given.
 struct ResponseReader {
-  struct Outcome: Sendable {
-    var trailers: Metadata?
-    var error: GRPCError?
-  }
-
-  let previous: any ResponseLink
-  /// With flow control, each message waits for a unit of demand before it is delivered; the
-  /// reader pulls the next part only after that, so at most one message waits in this layer.
-  let demand: MessageDemand?
+  let runner: GRPCCall2Internal
   /// Deserializes each message before it travels up; a failure ends the call.
   let coder: MessageCoder
   let responseSizeLimit: Int
 
-  func read(_ response: StreamingClientResponse<Data>) async -> Outcome {
+  func read(_ response: StreamingClientResponse<Data>) async -> RPCOutcome {
     let contents: StreamingClientResponse<Data>.Contents
     switch response.accepted {
     case .success(let accepted):
@@ -29,15 +22,20 @@ struct ResponseReader {
       return self.failure(rejected, headers: [:])
     }
 
-    self.previous.initialMetadata(contents.metadata)
+    self.runner.deliver(initialMetadata: contents.metadata)
+    let flowControlled = self.runner.isFlowControlled
     var trailers: Metadata = [:]
     do {
       for try await part in contents.bodyParts {
         switch part {
         case .message(let message):
-          try await self.demand?.take()
+          // With flow control, each message waits for a unit of demand; the reader pulls the
+          // next part only after that, so at most one message waits in this layer.
+          if flowControlled, !(await self.runner.takeDemand()) {
+            throw CancellationError()
+          }
           // Returning early (a parse failure) ends the RPC, which cancels it on the server.
-          self.previous.message(try self.coder.deserialize(message))
+          self.runner.deliver(message: try self.coder.deserialize(message))
         case .trailingMetadata(let metadata):
           trailers = metadata
         }
@@ -45,15 +43,11 @@ struct ResponseReader {
     } catch {
       return self.failure(error, headers: contents.metadata)
     }
-    return Outcome(trailers: trailers, error: nil)
+    return RPCOutcome(trailers: trailers, error: nil)
   }
 
-  private func failure(_ error: any Error, headers: Metadata) -> Outcome {
-    let converted = GRPCError(
-      converting: error,
-      headers: headers,
-      responseSizeLimit: self.responseSizeLimit
-    )
-    return Outcome(trailers: converted.trailers, error: converted)
+  private func failure(_ error: any Error, headers: Metadata) -> RPCOutcome {
+    let converted = self.runner.convert(error, headers: headers, limit: self.responseSizeLimit)
+    return RPCOutcome(trailers: converted.trailers, error: converted)
   }
 }

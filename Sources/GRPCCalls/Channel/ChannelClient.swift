@@ -1,29 +1,68 @@
 internal import Foundation
 internal import GRPCCore
 
-/// What a channel needs of the core's client, whatever its transport: `GRPCClient` is generic
-/// over the transport, and a registered transport is only known at run time.
+/// What a channel needs of the core, whatever its transport: `GRPCClient` and `ClientTransport`
+/// are generic over the transport, and a registered transport is only known at run time.
 protocol ChannelClient: Sendable {
   func runConnections() async throws
   func beginGracefulShutdown()
 
-  /// A bidirectional-streaming RPC of raw bytes.
+  /// A bidirectional-streaming RPC of raw bytes through `GRPCClient`, whose executor owns
+  /// deadlines, retries and hedging.
   func rawStreaming<Result: Sendable>(
     request: StreamingClientRequest<Data>,
     descriptor: MethodDescriptor,
     options: CallOptions,
     onResponse: @Sendable @escaping (StreamingClientResponse<Data>) async throws -> Result
   ) async throws -> Result
+
+  /// Runs `body` on a stream of the transport itself: no executor, no task group (the raw
+  /// path, for calls with no retry or hedging policy).
+  func withTransportStream<Body: TransportStreamBody>(
+    descriptor: MethodDescriptor,
+    options: CallOptions,
+    body: Body
+  ) async throws -> Body.Result
 }
 
-extension GRPCClient: ChannelClient {
+/// Work done on one transport stream, whatever the transport's bytes type.
+protocol TransportStreamBody: Sendable {
+  associatedtype Result: Sendable
+
+  func run<Bytes: GRPCContiguousBytes>(
+    on stream: RPCStream<
+      RPCAsyncSequence<RPCResponsePart<Bytes>, any Error>,
+      RPCWriter<RPCRequestPart<Bytes>>.Closable
+    >
+  ) async throws -> Result
+}
+
+/// A `GRPCClient` and the transport it runs, which the raw path uses directly. The client runs
+/// the transport's connections, so both share them.
+struct TransportChannelClient<Transport: ClientTransport>: ChannelClient {
+  let client: GRPCClient<Transport>
+  let transport: Transport
+
+  init(transport: Transport) {
+    self.transport = transport
+    self.client = GRPCClient(transport: transport)
+  }
+
+  func runConnections() async throws {
+    try await self.client.runConnections()
+  }
+
+  func beginGracefulShutdown() {
+    self.client.beginGracefulShutdown()
+  }
+
   func rawStreaming<Result: Sendable>(
     request: StreamingClientRequest<Data>,
     descriptor: MethodDescriptor,
     options: CallOptions,
     onResponse: @Sendable @escaping (StreamingClientResponse<Data>) async throws -> Result
   ) async throws -> Result {
-    try await self.bidirectionalStreaming(
+    try await self.client.bidirectionalStreaming(
       request: request,
       descriptor: descriptor,
       serializer: RawSerializer(),
@@ -32,9 +71,19 @@ extension GRPCClient: ChannelClient {
       onResponse: onResponse
     )
   }
+
+  func withTransportStream<Body: TransportStreamBody>(
+    descriptor: MethodDescriptor,
+    options: CallOptions,
+    body: Body
+  ) async throws -> Body.Result {
+    try await self.transport.withStream(descriptor: descriptor, options: options) { stream, _ in
+      try await body.run(on: stream)
+    }
+  }
 }
 
 /// A client for `transport`, whatever its concrete type (an `any ClientTransport` opens here).
 func makeChannelClient(_ transport: some ClientTransport) -> any ChannelClient {
-  GRPCClient(transport: transport)
+  TransportChannelClient(transport: transport)
 }

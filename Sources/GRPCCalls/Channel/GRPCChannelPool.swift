@@ -19,6 +19,10 @@ public final class GRPCChannelPool: Sendable {
     /// ``GRPCCallOptions/logContext`` in the records' metadata.
     public var logger: Logger
 
+    /// Sends every call through `GRPCClient`, even one the raw path would take: a test-only
+    /// switch, so that behaviour tests cover both paths to the core.
+    package var sendsEveryCallThroughClient = false
+
     /// Creates a configuration.
     public init(
       idleTimeout: Duration,
@@ -58,6 +62,11 @@ public final class GRPCChannelPool: Sendable {
     for channel in self.state.withLock({ $0.removeAll() }) {
       channel.close()
     }
+  }
+
+  /// The channel key of a call to `host` with `options`.
+  func key(host: String, options: GRPCCallOptions) throws(GRPCError) -> ChannelKey {
+    try ChannelKey(host: host, options: options)
   }
 
   /// Returns the channel for `key`, opening one if needed, and counts a call on it.

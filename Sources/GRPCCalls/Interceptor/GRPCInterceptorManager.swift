@@ -17,8 +17,11 @@ internal import Synchronization
 /// interceptor may retry: ``resetNextInterceptor()`` discards the chain below, and the next
 /// start makes it anew.
 ///
-/// Call ``shutDown()`` when the interceptor is done (``GRPCInterceptor``'s close and cancel do):
-/// it releases the neighbours and nothing reaches the interceptor after it.
+/// Once the close has passed up through it, the manager shuts down by itself: it lets go of its
+/// neighbours and of the interceptor, so a chain ends with its call even when an interceptor
+/// overrides ``GRPCInterceptor/didClose(trailingMetadata:error:)`` without calling `super`.
+/// ``shutDown()`` does the same earlier, for an interceptor that is done before then; nothing
+/// reaches the interceptor after it.
 public final class GRPCInterceptorManager: Sendable {
   /// Runs the interceptor's events; targets the interceptor's queue once it exists.
   let queue: DispatchQueue
@@ -37,6 +40,26 @@ public final class GRPCInterceptorManager: Sendable {
     /// Counts ``resetNextInterceptor()``: responses from an earlier attempt's elements are
     /// dropped.
     var attempt = 0
+
+    /// Shuts the manager down and hands back what it held, to be released after the lock.
+    mutating func release() -> Released {
+      self.machine.shutDown()
+      defer {
+        self.interceptor = nil
+        self.previous = nil
+        self.next = nil
+        self.rest = nil
+      }
+      return Released(interceptor: self.interceptor, previous: self.previous, next: self.next, rest: self.rest)
+    }
+  }
+
+  /// What a manager let go of; released outside its lock, since deinitializers may run.
+  private struct Released {
+    var interceptor: GRPCInterceptor?
+    var previous: (any ResponseLink)?
+    var next: (any RequestLink)?
+    var rest: InterceptorChain?
   }
 
   init(rest: InterceptorChain, previous: any ResponseLink) {
@@ -67,7 +90,9 @@ public final class GRPCInterceptorManager: Sendable {
 
   /// Passes the start to the next interceptor (made now if it does not exist yet).
   public func startNextInterceptor(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) {
-    self.passRequest(.start) { $0.start(requestOptions: requestOptions, callOptions: callOptions) }
+    self.passRequest(.start) {
+      $0.start(requestOptions: requestOptions, callOptions: callOptions, writes: [], finish: false)
+    }
   }
 
   /// Passes a request message to the next interceptor.
@@ -139,29 +164,24 @@ public final class GRPCInterceptorManager: Sendable {
 
   /// The interceptor is done: its neighbours are released and nothing reaches it any more.
   public func shutDown() {
-    self.state.withLock { state in
-      state.machine.shutDown()
-      state.interceptor = nil
-      state.previous = nil
-      state.next = nil
-      state.rest = nil
-    }
+    let released = self.state.withLock { $0.release() }
+    withExtendedLifetime(released) {}
   }
 
   // MARK: Forwarding
 
   private func passResponse(_ response: StateMachine.Response, _ deliver: (any ResponseLink) -> Void) {
-    let previous: (any ResponseLink)? = self.state.withLock { state in
-      guard let previous = state.previous, state.machine.pass(response) else { return nil }
-      if case .close = response {
-        // The close is the last thing to travel up: let go of what lies above.
-        state.previous = nil
-      }
-      return previous
+    let (previous, released) = self.state.withLock { state -> ((any ResponseLink)?, Released?) in
+      guard let previous = state.previous, state.machine.pass(response) else { return (nil, nil) }
+      guard case .close = response else { return (previous, nil) }
+      // The close is the last thing to travel up: the manager lets go of its neighbours and of
+      // the interceptor itself, whether or not the interceptor calls `super` or shutDown().
+      return (previous, state.release())
     }
     if let previous {
       deliver(previous)
     }
+    withExtendedLifetime(released) {}
   }
 
   private func passRequest(_ request: StateMachine.Request, _ deliver: @escaping @Sendable (any RequestLink) -> Void) {
@@ -196,8 +216,22 @@ public final class GRPCInterceptorManager: Sendable {
 
 // The element above reaches the interceptor through its manager, on the manager's queue.
 extension GRPCInterceptorManager: RequestLink {
-  func start(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) {
-    self.onInterceptor { $0.start(requestOptions: requestOptions, callOptions: callOptions) }
+  func start(
+    requestOptions: GRPCRequestOptions,
+    callOptions: GRPCCallOptions,
+    writes: [any Sendable],
+    finish: Bool
+  ) {
+    // One hop for the start and what came with it.
+    self.onInterceptor { interceptor in
+      interceptor.start(requestOptions: requestOptions, callOptions: callOptions)
+      for message in writes {
+        interceptor.writeData(message)
+      }
+      if finish {
+        interceptor.finish()
+      }
+    }
   }
 
   func write(_ message: any Sendable) {

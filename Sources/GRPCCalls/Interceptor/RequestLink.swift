@@ -6,7 +6,14 @@ internal import GRPCCore
 /// Every method is thread-safe and returns at once; the element runs the event in its own
 /// context. Events sent from one thread are applied in the order they were sent.
 protocol RequestLink: AnyObject, Sendable {
-  func start(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions)
+  /// Starts the call; `writes` and `finish` were made before the start and travel with it, so
+  /// the element can see every request of a call that half-closed before it started.
+  func start(
+    requestOptions: GRPCRequestOptions,
+    callOptions: GRPCCallOptions,
+    writes: [any Sendable],
+    finish: Bool
+  )
   func write(_ message: any Sendable)
   func finish()
   func cancel()

@@ -10,7 +10,7 @@ public import GRPCCore
 /// Options fall in two groups:
 /// - **Call-level** options (``timeout``, ``initialMetadata``, ``oauth2AccessToken``,
 ///   ``authTokenProvider``, ``enableFlowControl``, ``interceptorFactories``, ``marshaller``,
-///   ``executionPolicy``) apply to one call and never change which channel it runs on.
+///   ``executionPolicy``, ``waitForReady``) apply to one call and never change which channel it runs on.
 /// - **Channel-level** options (``responseSizeLimit``, ``transportType``, ``userAgentPrefix``,
 ///   ``userAgentSuffix``, ``flushCoalescing``, ``http2TargetWindowSize``, ``pemRootCertificates``,
 ///   ``pemPrivateKey``, ``pemCertificateChain``, ``hostNameOverride``, ``serverAuthority``,
@@ -79,6 +79,15 @@ public struct GRPCCallOptions: Sendable {
   /// Applies only while ``enableRetry`` is on. An invalid policy fails the call with
   /// `INVALID_ARGUMENT`.
   public var executionPolicy: GRPCExecutionPolicy?
+
+  /// Whether the call waits for the channel to connect instead of failing at once while it
+  /// cannot (gRPC's "wait for ready"). Off by default, as in gRPC.
+  ///
+  /// Off: a call made while the channel is in transient failure (the server is down, the
+  /// connection is being re-established after a failure) closes with `UNAVAILABLE` (14). On: it
+  /// waits until a connection is ready, its deadline passes, or it is cancelled; set a
+  /// ``timeout`` with it so that it cannot wait forever.
+  public var waitForReady: Bool = false
 
   // MARK: Channel-level options
 

@@ -4,14 +4,20 @@ internal import GRPCCore
 internal import SwiftProtobuf
 internal import Synchronization
 
-/// Turns a flow-controlled call's callbacks into `async` reads and writes.
+/// Turns a call's callbacks into `async` reads and writes.
 ///
-/// Reads: a reader that finds no message asks the call for one (`receiveNextMessages(1)`) and
-/// waits, so at most one message is ever buffered here and a reader that stops reading stops
-/// the server (HTTP/2 back-pressure). Writes: each write waits for its `didWriteData`, so a
-/// writer cannot run ahead of the transport. The close wakes everyone waiting.
+/// The call delivers to it inline (no dispatch hop): every callback only takes a lock and
+/// resumes a continuation. With flow control (streaming responses and streaming requests),
+/// a reader that finds no message asks the call for one (`receiveNextMessages(1)`) and waits,
+/// so at most one message is ever buffered here and a reader that stops reading stops the
+/// server (HTTP/2 back-pressure); each write waits for its `didWriteData`, so a writer cannot
+/// run ahead of the transport. Without it (a unary response), the one message is kept until
+/// read. The close wakes everyone waiting and lets go of the call, which ends the
+/// call ↔ bridge cycle.
 final class AsyncCallBridge<Response: SwiftProtobuf.Message>: GRPCResponseHandler {
-  let dispatchQueue = DispatchQueue(label: "grpc-calls.async-call")
+  /// Never used: the call delivers inline.
+  var dispatchQueue: DispatchQueue { .global() }
+  let flowControlled: Bool
   private let state = Mutex(State())
   private let callBox = Mutex<GRPCCall2?>(nil)
 
@@ -31,7 +37,12 @@ final class AsyncCallBridge<Response: SwiftProtobuf.Message>: GRPCResponseHandle
     var headers: Metadata?
   }
 
-  /// The call this bridge serves; set once, right after the call is made.
+  init(flowControlled: Bool) {
+    self.flowControlled = flowControlled
+  }
+
+  /// The call this bridge serves; set once, right after the call is made, and let go of at the
+  /// close.
   var call: GRPCCall2? {
     get { self.callBox.withLock { $0 } }
     set { self.callBox.withLock { $0 = newValue } }
@@ -62,7 +73,7 @@ final class AsyncCallBridge<Response: SwiftProtobuf.Message>: GRPCResponseHandle
         case .failure(let error)?: return .resume(.failure(error))
         case nil:
           state.reader = continuation
-          guard !state.demandOutstanding else { return .wait }
+          guard self.flowControlled, !state.demandOutstanding else { return .wait }
           state.demandOutstanding = true
           return .ask
         }
@@ -134,6 +145,13 @@ final class AsyncCallBridge<Response: SwiftProtobuf.Message>: GRPCResponseHandle
   }
 
   func didClose(trailingMetadata: Metadata?, error: GRPCError?) {
+    // The close is the last callback: the call is done with this bridge, and the bridge with
+    // the call.
+    let call = self.callBox.withLock { box in
+      defer { box = nil }
+      return box
+    }
+    defer { withExtendedLifetime(call) {} }
     let (reader, writers) = self.state.withLock { state in
       state.closed = error.map { .failure($0) } ?? .success(trailingMetadata ?? [:])
       defer {

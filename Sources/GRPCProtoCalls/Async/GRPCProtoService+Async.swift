@@ -4,8 +4,9 @@ internal import GRPCCore
 
 /// async/await calls, over the same ``GRPCCalls/GRPCCall2`` (interceptors included).
 ///
-/// Every call runs with flow control on: responses are read as the caller iterates, and writes
-/// wait for the transport. Cancelling the calling task cancels the RPC; the call then throws
+/// Streaming calls run with flow control on: responses are read as the caller iterates, and
+/// writes wait for the transport. A unary or server-streaming request leaves with the end of
+/// the stream in one flush. Responses reach the caller without a dispatch hop. Cancelling the calling task cancels the RPC; the call then throws
 /// `CANCELLED` ("Canceled by app"), also when the cancellation surfaced first in the caller's
 /// own closures as a `CancellationError`. A call that a body leaves unfinished is cancelled
 /// when the body returns.
@@ -23,10 +24,38 @@ extension GRPCProtoService {
     callOptions: GRPCCallOptions? = nil,
     safety: GRPCCallSafety = .default
   ) async throws -> Response {
-    try await self.withAsyncCall(method, Request.self, callOptions, safety) { (bridge: AsyncCallBridge<Response>, call) in
-      try await bridge.write(request)
-      call.finish()
-      return try await Self.single(bridge)
+    try await self.unaryResponse(
+      method: method,
+      request: request,
+      responseType: responseType,
+      callOptions: callOptions,
+      safety: safety
+    ).message
+  }
+
+  /// A unary call that also returns the response headers and trailers.
+  ///
+  /// ```swift
+  /// let response = try await service.unaryResponse(method: "UnaryCall", request: request,
+  ///                                                 responseType: Grpc_Testing_SimpleResponse.self)
+  /// print(response.metadata, response.message, response.trailers)
+  /// ```
+  public func unaryResponse<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+    method: String,
+    request: Request,
+    responseType: Response.Type,
+    callOptions: GRPCCallOptions? = nil,
+    safety: GRPCCallSafety = .default
+  ) async throws -> GRPCResponse<Response> {
+    try await self.withAsyncCall(
+      method,
+      Request.self,
+      callOptions,
+      safety,
+      flowControl: false,
+      requests: [request]
+    ) { (bridge: AsyncCallBridge<Response>, _) in
+      try await Self.single(bridge)
     }
   }
 
@@ -39,10 +68,15 @@ extension GRPCProtoService {
     safety: GRPCCallSafety = .default,
     body: (GRPCResponseStream<Response>) async throws -> Result
   ) async throws -> Result {
-    try await self.withAsyncCall(method, Request.self, callOptions, safety) { (bridge: AsyncCallBridge<Response>, call) in
-      try await bridge.write(request)
-      call.finish()
-      return try await body(GRPCResponseStream(bridge: bridge))
+    try await self.withAsyncCall(
+      method,
+      Request.self,
+      callOptions,
+      safety,
+      flowControl: true,
+      requests: [request]
+    ) { (bridge: AsyncCallBridge<Response>, _) in
+      try await body(GRPCResponseStream(bridge: bridge))
     }
   }
 
@@ -55,10 +89,11 @@ extension GRPCProtoService {
     safety: GRPCCallSafety = .default,
     requests: (GRPCRequestWriter<Request>) async throws -> Void
   ) async throws -> Response {
-    try await self.withAsyncCall(method, Request.self, callOptions, safety) { (bridge: AsyncCallBridge<Response>, call) in
+    try await self.withAsyncCall(method, Request.self, callOptions, safety, flowControl: true) {
+      (bridge: AsyncCallBridge<Response>, call) in
       try await requests(GRPCRequestWriter(bridge: bridge))
       call.finish()
-      return try await Self.single(bridge)
+      return try await Self.single(bridge).message
     }
   }
 
@@ -77,7 +112,8 @@ extension GRPCProtoService {
     requests: @escaping @Sendable (GRPCRequestWriter<Request>) async throws -> Void,
     body: (GRPCResponseStream<Response>) async throws -> Result
   ) async throws -> Result {
-    try await self.withAsyncCall(method, Request.self, callOptions, safety) { (bridge: AsyncCallBridge<Response>, call) in
+    try await self.withAsyncCall(method, Request.self, callOptions, safety, flowControl: true) {
+      (bridge: AsyncCallBridge<Response>, call) in
       let writer = Task {
         try await requests(GRPCRequestWriter(bridge: bridge))
         call.finish()
@@ -93,20 +129,33 @@ extension GRPCProtoService {
     }
   }
 
-  /// Runs `body` on a started, flow-controlled call; cancels the call when `body` leaves it
-  /// unfinished, or the task is cancelled.
+  /// Runs `body` on a started call; cancels the call when `body` leaves it unfinished, or the
+  /// task is cancelled.
+  ///
+  /// - Parameters:
+  ///   - flowControl: Whether responses are read on demand and writes wait for the transport.
+  ///   - requests: All the requests, when they are known up front: they are written and the
+  ///     request side half-closed before the start, so they leave with END_STREAM at once.
   private func withAsyncCall<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message, Result>(
     _ method: String,
     _ request: Request.Type,
     _ callOptions: GRPCCallOptions?,
     _ safety: GRPCCallSafety,
+    flowControl: Bool,
+    requests: [Request]? = nil,
     _ body: (AsyncCallBridge<Response>, GRPCCall2) async throws -> Result
   ) async throws -> Result {
     var options = callOptions ?? self.callOptions
-    options.enableFlowControl = true
-    let bridge = AsyncCallBridge<Response>()
-    let call = self.makeCall(method, Request.self, Response.self, bridge, options, safety)
+    options.enableFlowControl = flowControl
+    let bridge = AsyncCallBridge<Response>(flowControlled: flowControl)
+    let call = self.makeCall(method, Request.self, Response.self, bridge, options, safety, deliveringInline: true)
     bridge.call = call
+    if let requests {
+      for request in requests {
+        call.writeData(request)
+      }
+      call.finish()
+    }
     call.start()
     return try await withTaskCancellationHandler {
       defer { call.cancel() }  // after a clean close, a no-op
@@ -122,12 +171,12 @@ extension GRPCProtoService {
     }
   }
 
-  /// The one response of a unary-response call.
-  private static func single<Response>(_ bridge: AsyncCallBridge<Response>) async throws -> Response {
+  /// The one response of a unary-response call, with its headers and trailers.
+  private static func single<Response>(_ bridge: AsyncCallBridge<Response>) async throws -> GRPCResponse<Response> {
     guard let response = try await bridge.next() else {
       throw GRPCError(code: .internalError, message: "The server closed the call without a response")
     }
-    _ = try await bridge.waitForClose()
-    return response
+    let trailers = try await bridge.waitForClose()
+    return GRPCResponse(metadata: bridge.headers ?? [:], message: response, trailers: trailers)
   }
 }

@@ -8,7 +8,7 @@ struct Bench: AsyncParsableCommand {
     abstract: "Measure grpc-calls side by side with grpc-swift-2, the raw transport and grpcio.",
     discussion: """
       Scenarios: \(BenchScenario.allCases.map(\.rawValue).joined(separator: ", ")), \
-      memory-backpressure, or 'server-streaming' for both sizes, or 'all'. Each runs against the interop server \
+      leak, memory-backpressure, or 'server-streaming' for both sizes, or 'all'. Each runs against the interop server \
       (a separate `grpc-calls serve` process unless --server is given), in rounds that \
       alternate between clients. Run a release build: swift run -c release grpc-calls bench.
       """
@@ -30,9 +30,12 @@ struct Bench: AsyncParsableCommand {
   var noGrpcio = false
 
   @Option(
-    help: "Swift clients to run: a comma-separated subset of grpc-calls, grpc-swift-2, raw-transport."
+    help: """
+      Swift clients to run: a comma-separated subset of grpc-calls, grpc-calls-async, \
+      grpc-swift-2, raw-transport.
+      """
   )
-  var clients = "grpc-calls,grpc-swift-2,raw-transport"
+  var clients = "grpc-calls,grpc-calls-async,grpc-swift-2,raw-transport"
 
   @Option(help: "Flush coalescing variants to run: on, off or both.")
   var coalescing = "both"
@@ -49,6 +52,9 @@ struct Bench: AsyncParsableCommand {
   @Option(help: "HTTP/2 window in bytes for memory-backpressure (default 1 MiB; 0 = the core's 8 MiB).")
   var window: Int?
 
+  @Option(help: "Unary calls per face for leak, after warm-up (default 100,000; --quick: 2,000).")
+  var leakCalls: Int?
+
   @Flag(help: "A small run that checks every scenario works; figures are not meaningful.")
   var quick = false
 
@@ -62,6 +68,11 @@ struct Bench: AsyncParsableCommand {
     if let duration = self.duration {
       settings.throughputSeconds = duration
       settings.streamingSeconds = duration
+    }
+    var leakSettings: LeakScenario.Settings = self.quick ? .quick : .full
+    if let leakCalls = self.leakCalls {
+      guard leakCalls > 0 else { throw ValidationError("--leak-calls takes a positive number") }
+      leakSettings.calls = leakCalls
     }
     let scenarios = try self.selectedScenarios()
     BenchMachine.describe()
@@ -93,7 +104,12 @@ struct Bench: AsyncParsableCommand {
         report.add("ping-pong", "tcp-loopback", "plain", metric, BenchScenario.pingPong.value(of: metric, in: floor))
       }
     }
-    if self.wantsMemoryBackpressure {
+    // Before memory-backpressure: the memory that scenario frees stays in the allocator, and
+    // calls reusing it would hide a leak.
+    if self.wants("leak") {
+      try await LeakScenario.run(target: "\(host):\(port)", settings: leakSettings, into: report)
+    }
+    if self.wants("memory-backpressure") {
       var memorySettings: MemoryBackpressure.Settings = self.quick ? .quick : .full
       if let window = self.window {
         memorySettings.window = window
@@ -123,15 +139,16 @@ struct Bench: AsyncParsableCommand {
     }
   }
 
-  private var wantsMemoryBackpressure: Bool {
-    self.scenario == "all" || self.scenario.split(separator: ",").contains("memory-backpressure")
+  /// Whether a scenario that runs outside the runner (leak, memory-backpressure) is selected.
+  private func wants(_ name: Substring) -> Bool {
+    self.scenario == "all" || self.scenario.split(separator: ",").contains(name)
   }
 
   private func selectedScenarios() throws -> [BenchScenario] {
     if self.scenario == "all" { return BenchScenario.allCases }
     return try self.scenario.split(separator: ",").flatMap { name -> [BenchScenario] in
       if name == "server-streaming" { return [.serverStreaming16B, .serverStreaming64K] }
-      if name == "memory-backpressure" { return [] }
+      if name == "memory-backpressure" || name == "leak" { return [] }
       guard let known = BenchScenario(rawValue: String(name)) else {
         throw ValidationError("unknown scenario '\(name)'")
       }

@@ -15,7 +15,9 @@ final class BenchReport {
   private(set) var records: [BenchRecord] = []
 
   static let ours = "grpc-calls"
-  static let columns = ["grpc-calls", "grpc-swift-2", "raw-transport", "grpcio", "tcp-loopback"]
+  static let columns = [
+    "grpc-calls", "grpc-calls-async", "grpc-swift-2", "raw-transport", "grpcio", "tcp-loopback",
+  ]
 
   func add(_ scenario: String, _ client: String, _ variant: String, _ metric: String, _ value: Double) {
     self.records.append(

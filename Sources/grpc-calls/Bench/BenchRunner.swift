@@ -27,6 +27,7 @@ final class BenchRunner {
       let variant = coalescing ? "coalescing-on" : "coalescing-off"
       let all: [any BenchClient] = [
         CallsBenchClient(target: "\(host):\(port)", flushCoalescing: coalescing),
+        AsyncBenchClient(target: "\(host):\(port)", flushCoalescing: coalescing),
         try CoreBenchClient(host: host, port: port, flushCoalescing: coalescing),
         try RawTransportBenchClient(host: host, port: port, flushCoalescing: coalescing),
       ]

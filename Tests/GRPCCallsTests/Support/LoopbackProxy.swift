@@ -16,15 +16,22 @@ final class LoopbackProxy: Sendable {
   private let upstreamPort: Int?
   private let state = Mutex(State())
 
+  private let recordsClientBytes: Bool
+
   private struct State {
     var stalled = false
     var sockets: [Int32] = []
     var closed = false
+    var clientBytes: [UInt8] = []
   }
 
-  /// - Parameter upstreamPort: Where to forward; `nil` accepts and never sends a byte.
-  init(upstreamPort: Int?) throws {
+  /// - Parameters:
+  ///   - upstreamPort: Where to forward; `nil` accepts and never sends a byte.
+  ///   - recordingClientBytes: Whether to keep every byte the clients send (see
+  ///     ``clientBytes``).
+  init(upstreamPort: Int?, recordingClientBytes: Bool = false) throws {
     self.upstreamPort = upstreamPort
+    self.recordsClientBytes = recordingClientBytes
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
@@ -45,6 +52,11 @@ final class LoopbackProxy: Sendable {
     self.port = Int(UInt16(bigEndian: address.sin_port))
     self.state.withLock { $0.sockets.append(fd) }
     Thread.detachNewThread { self.acceptLoop() }
+  }
+
+  /// Every byte clients sent so far, in order (one connection's worth per test, by design).
+  var clientBytes: [UInt8] {
+    self.state.withLock { $0.clientBytes }
   }
 
   /// From now on, bytes in either direction are read and dropped: the peers see a connection
@@ -82,8 +94,8 @@ final class LoopbackProxy: Sendable {
         }
       }
       guard connected == 0, self.track(upstream) else { return }
-      Thread.detachNewThread { self.pump(from: client, to: upstream) }
-      Thread.detachNewThread { self.pump(from: upstream, to: client) }
+      Thread.detachNewThread { self.pump(from: client, to: upstream, recording: self.recordsClientBytes) }
+      Thread.detachNewThread { self.pump(from: upstream, to: client, recording: false) }
     }
   }
 
@@ -95,7 +107,7 @@ final class LoopbackProxy: Sendable {
     }
   }
 
-  private func pump(from source: Int32, to destination: Int32) {
+  private func pump(from source: Int32, to destination: Int32, recording: Bool) {
     var buffer = [UInt8](repeating: 0, count: 64 * 1024)
     while true {
       let count = read(source, &buffer, buffer.count)
@@ -103,7 +115,11 @@ final class LoopbackProxy: Sendable {
         shutdown(destination, Int32(SHUT_WR))
         return
       }
-      if self.state.withLock({ $0.stalled }) { continue }
+      let stalled = self.state.withLock { state in
+        if recording { state.clientBytes += buffer[0..<count] }
+        return state.stalled
+      }
+      if stalled { continue }
       var sent = 0
       while sent < count {
         let written = buffer[sent..<count].withUnsafeBytes { write(destination, $0.baseAddress, count - sent) }

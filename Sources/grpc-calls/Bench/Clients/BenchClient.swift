@@ -5,7 +5,8 @@ internal import Foundation
 /// Every client speaks to the same interop server with the same transport settings, so the
 /// differences between them are the costs of the layers above the transport.
 protocol BenchClient: Sendable {
-  /// The client's name in reports: `grpc-calls`, `grpc-swift-2`, `raw-transport`.
+  /// The client's name in reports: `grpc-calls`, `grpc-calls-async`, `grpc-swift-2`,
+  /// `raw-transport`.
   var name: String { get }
 
   /// One UnaryCall with `request` (a serialized SimpleRequest); returns the response's size.

@@ -1,0 +1,145 @@
+internal import Foundation
+internal import GRPCCore
+
+/// One RPC on a transport stream directly (the raw path): writes the requests, reads the
+/// responses up the runner's chain, and reports how the RPC ended.
+///
+/// It does what the core's executor does for a call without retries, and nothing more: the
+/// first response part decides between headers and a trailers-only answer; a second set of
+/// headers, or a message before them, is a protocol error; a non-OK status becomes the error.
+/// Requests that were all known when the stream opened are written with the end of the stream
+/// in one go; otherwise a child task writes them as they come while this task reads.
+struct RawExchange: TransportStreamBody {
+  let runner: GRPCCall2Internal
+  let metadata: Metadata
+  let known: [any Sendable]?
+  let coder: MessageCoder
+  let responseSizeLimit: Int
+
+  static func run(
+    runner: GRPCCall2Internal,
+    channel: any ChannelClient,
+    descriptor: MethodDescriptor,
+    options: CallOptions,
+    metadata: Metadata,
+    known: [any Sendable]?,
+    coder: MessageCoder,
+    responseSizeLimit: Int
+  ) async throws -> RPCOutcome {
+    let exchange = RawExchange(
+      runner: runner,
+      metadata: metadata,
+      known: known,
+      coder: coder,
+      responseSizeLimit: responseSizeLimit
+    )
+    return try await channel.withTransportStream(descriptor: descriptor, options: options, body: exchange)
+  }
+
+  func run<Bytes: GRPCContiguousBytes>(
+    on stream: RPCStream<
+      RPCAsyncSequence<RPCResponsePart<Bytes>, any Error>,
+      RPCWriter<RPCRequestPart<Bytes>>.Closable
+    >
+  ) async throws -> RPCOutcome {
+    if let known = self.known {
+      do {
+        var parts: [RPCRequestPart<Bytes>] = [.metadata(self.metadata)]
+        parts.reserveCapacity(known.count + 1)
+        for message in known {
+          parts.append(.message(Bytes(try self.runner.serialize(message, coder: self.coder))))
+        }
+        try await stream.outbound.write(contentsOf: parts)
+        await stream.outbound.finish()
+      } catch {
+        await stream.outbound.finish(throwing: error)
+        throw error
+      }
+      self.runner.acknowledgeWrites(known.count)
+      return await self.read(stream.inbound)
+    }
+    return await withTaskGroup(of: Void.self) { group in
+      group.addTask {
+        await self.writeRequests(to: stream.outbound)
+      }
+      let outcome = await self.read(stream.inbound)
+      // The RPC is over: a writer still waiting for requests has nothing left to do.
+      self.runner.endRequests()
+      return outcome
+    }
+  }
+
+  /// Writes each request as the application sends it, then half-closes.
+  private func writeRequests<Bytes: GRPCContiguousBytes>(
+    to outbound: RPCWriter<RPCRequestPart<Bytes>>.Closable
+  ) async {
+    do {
+      try await outbound.write(.metadata(self.metadata))
+      while let message = await self.runner.nextRequest() {
+        let bytes = Bytes(try self.runner.serialize(message, coder: self.coder))
+        // The writer returns once the transport accepted the message: that is what
+        // didWriteData reports under flow control.
+        try await outbound.write(.message(bytes))
+        self.runner.acknowledgeWrites(1)
+      }
+      await outbound.finish()
+    } catch {
+      await outbound.finish(throwing: error)
+    }
+  }
+
+  /// Reads the responses up the chain; never throws.
+  private func read<Bytes: GRPCContiguousBytes>(
+    _ inbound: RPCAsyncSequence<RPCResponsePart<Bytes>, any Error>
+  ) async -> RPCOutcome {
+    var headers: Metadata?
+    let flowControlled = self.runner.isFlowControlled
+    do {
+      for try await part in inbound {
+        switch part {
+        case .metadata(let metadata):
+          guard headers == nil else {
+            throw RPCError(code: .internalError, message: "The server sent a second set of headers.")
+          }
+          headers = metadata
+          self.runner.deliver(initialMetadata: metadata)
+
+        case .message(let bytes):
+          guard headers != nil else {
+            throw RPCError(code: .internalError, message: "The server sent a message before its headers.")
+          }
+          if flowControlled, !(await self.runner.takeDemand()) {
+            throw CancellationError()
+          }
+          let data = bytes.withUnsafeBytes { Data($0) }
+          // Returning early (a parse failure) ends the RPC, which cancels it on the server.
+          self.runner.deliver(message: try self.coder.deserialize(data))
+
+        case .status(let status, let trailers):
+          if headers == nil {
+            // Trailers-only: the server answered with a status and no headers.
+            guard status.code != .ok else {
+              self.runner.deliver(initialMetadata: [:])
+              return RPCOutcome(trailers: trailers, error: nil)
+            }
+          }
+          guard let error = RPCError(status: status, metadata: trailers) else {
+            return RPCOutcome(trailers: trailers, error: nil)
+          }
+          return self.failure(error, headers: headers ?? [:])
+        }
+      }
+      if Task.isCancelled {
+        throw CancellationError()
+      }
+      throw RPCError(code: .internalError, message: "The stream ended without a status.")
+    } catch {
+      return self.failure(error, headers: headers ?? [:])
+    }
+  }
+
+  private func failure(_ error: any Error, headers: Metadata) -> RPCOutcome {
+    let converted = self.runner.convert(error, headers: headers, limit: self.responseSizeLimit)
+    return RPCOutcome(trailers: converted.trailers, error: converted)
+  }
+}

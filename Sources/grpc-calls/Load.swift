@@ -1,0 +1,184 @@
+internal import ArgumentParser
+internal import Dispatch
+internal import Foundation
+internal import GRPCCalls
+internal import GRPCCallsInterop
+internal import GRPCProtoCalls
+internal import GRPCCore
+internal import SwiftProtobuf
+internal import Synchronization
+
+/// `grpc-calls load`: many unary calls against a server, one at a time and many in flight,
+/// through each face of the library; every call must succeed.
+///
+/// A behaviour that works once and fails at call 600 is broken: this is the check that calls
+/// keep working under ordinary load against an independent peer (grpcio's C core resets a
+/// half-open stream once it answered, which a client must survive).
+struct Load: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Make many unary calls through each face of the library; report every failure."
+  )
+
+  @Option(name: .customLong("server_host"), help: "The server's host name or address.")
+  var serverHost = "127.0.0.1"
+
+  @Option(name: .customLong("server_port"), help: "The server's port.")
+  var serverPort: Int
+
+  @Option(help: "Calls per face and concurrency.")
+  var calls = 20_000
+
+  @Option(help: "Calls in flight: a comma-separated list (e.g. 1,32).")
+  var concurrency = "1,32"
+
+  @Option(help: "Faces: raw (GRPCCall2), callback (generated callbacks), async (generated async), a comma-separated list, or all.")
+  var api = "all"
+
+  enum Face: String, CaseIterable {
+    case raw
+    case callback
+    case async
+  }
+
+  func run() async throws {
+    let faces = self.api == "all" ? Face.allCases : try self.api.split(separator: ",").map { name in
+      guard let face = Face(rawValue: String(name)) else {
+        throw ValidationError("unknown face '\(name)': use raw, callback, async or all")
+      }
+      return face
+    }
+    let levels = try self.concurrency.split(separator: ",").map { text in
+      guard let level = Int(text), level > 0 else {
+        throw ValidationError("--concurrency takes positive whole numbers, not '\(text)'")
+      }
+      return level
+    }
+    let target = "\(self.serverHost):\(self.serverPort)"
+    var passed = 0
+    var failed = 0
+    for face in faces {
+      for level in levels {
+        let calls = LoadCalls(target: target, face: face)
+        let started = ContinuousClock.now
+        let result = await calls.run(count: self.calls, inFlight: level)
+        calls.close()
+        let seconds = (ContinuousClock.now - started) / .seconds(1)
+        let failures = result.failures.sorted { $0.value > $1.value }
+          .map { "\($0.value)× \($0.key)" }.joined(separator: "; ")
+        Console.line(
+          "load \(face.rawValue) in-flight \(level): \(result.succeeded) ok, \(result.failed) failed"
+            + " (\(String(format: "%.1f", seconds)) s)" + (failures.isEmpty ? "" : ": \(failures)")
+        )
+        if result.failed == 0 { passed += 1 } else { failed += 1 }
+      }
+    }
+    Console.line("\(passed) passed, \(failed) failed")
+    if failed > 0 {
+      throw ExitCode.failure
+    }
+  }
+}
+
+/// Unary calls through one face on a pool of their own.
+struct LoadCalls: Sendable {
+  let face: Load.Face
+  let pool = GRPCChannelPool()
+  let options: GRPCCallOptions
+  let service: TestService
+  let target: String
+  private let queue = DispatchQueue(label: "grpc-calls.load", attributes: .concurrent)
+  private let request: Data
+
+  struct Result: Sendable {
+    var succeeded = 0
+    var failed = 0
+    var failures: [String: Int] = [:]
+
+    mutating func record(_ error: GRPCError?) {
+      if let error {
+        self.failed += 1
+        self.failures["\(error.code): \(error.message)", default: 0] += 1
+      } else {
+        self.succeeded += 1
+      }
+    }
+  }
+
+  init(target: String, face: Load.Face) {
+    self.target = target
+    self.face = face
+    var options = GRPCCallOptions()
+    options.transportType = .insecure
+    options.timeout = 30
+    self.options = options
+    self.service = TestService(host: target, callOptions: options, channelPool: self.pool)
+    var request = Grpc_Testing_SimpleRequest()
+    request.responseSize = 10
+    request.payload.body = Data(count: 10)
+    self.request = (try? request.serializedData()) ?? Data()
+  }
+
+  func close() {
+    self.pool.disconnectAll()
+  }
+
+  /// Makes `count` calls with `inFlight` of them running at any time.
+  func run(count: Int, inFlight: Int) async -> Result {
+    await withTaskGroup(of: GRPCError?.self) { group in
+      var result = Result()
+      var started = 0
+      while started < min(inFlight, count) {
+        group.addTask { await self.call() }
+        started += 1
+      }
+      while let outcome = await group.next() {
+        result.record(outcome)
+        if started < count {
+          group.addTask { await self.call() }
+          started += 1
+        }
+      }
+      return result
+    }
+  }
+
+  /// One unary call; `nil` when it succeeded.
+  private func call() async -> GRPCError? {
+    switch self.face {
+    case .raw:
+      return await withCheckedContinuation { continuation in
+        let handler = GRPCCallbackResponseHandler(queue: self.queue) { _, error in
+          continuation.resume(returning: error)
+        }
+        guard let request = try? GRPCRequestOptions(host: self.target, path: "/grpc.testing.TestService/UnaryCall") else {
+          continuation.resume(returning: GRPCError(code: .invalidArgument, message: "bad target \(self.target)"))
+          return
+        }
+        let call = GRPCCall2(requestOptions: request, responseHandler: handler, callOptions: self.options, channelPool: self.pool)
+        call.start()
+        call.writeData(self.request)
+        call.finish()
+      }
+    case .callback:
+      return await withCheckedContinuation { continuation in
+        let handler = GRPCUnaryResponseHandler<Grpc_Testing_SimpleResponse>(queue: self.queue) { _, error in
+          continuation.resume(returning: error)
+        }
+        var message = Grpc_Testing_SimpleRequest()
+        message.responseSize = 10
+        self.service.unaryCall(message: message, responseHandler: handler).start()
+      }
+    case .async:
+      var message = Grpc_Testing_SimpleRequest()
+      message.responseSize = 10
+      do {
+        _ = try await self.service.unaryCall(message)
+        return nil
+      } catch let error as GRPCError {
+        return error
+      } catch {
+        return GRPCError(code: .unknown, message: "\(error)")
+      }
+    }
+  }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import GRPCCalls
+import GRPCCallsInterop
+import GRPCCallsTestSupport
+import GRPCCore
+import GRPCProtoCalls
+import Testing
+
+/// What a call puts on the wire, read back from the client's own bytes through a recording
+/// proxy: a request whose end is known before it is written leaves with END_STREAM on its DATA
+/// frame, in one flush, never as a separate empty frame (a peer that answers first would reset
+/// the half-open stream; DESIGN.md §8).
+@Suite("Request framing on the wire")
+struct RequestFramingTests {
+  @Test("a unary request's DATA frame carries END_STREAM, on every face", arguments: RPCPath.allCases)
+  func unaryDataCarriesEndStream(path: RPCPath) async throws {
+    try await withFramingProxy(path: path) { server, target in
+      // GRPCCall2 with the request and finish given before start.
+        let (call, recorder) = try server.client(target: target).makeCall("UnaryCall")
+        call.writeData(try Grpc_Testing_SimpleRequest().bytes)
+        call.finish()
+        call.start()
+        #expect(await recorder.waitForClose()?.error == nil)
+
+        // The generated callback face.
+        let service = TestService(host: target, callOptions: server.options, channelPool: server.pool)
+        let handler = ProtoCallRecorder()
+        service.unaryCall(message: Grpc_Testing_SimpleRequest(), responseHandler: handler).start()
+        #expect(await handler.waitForClose()?.error == nil)
+
+        // The generated async face, unary and server streaming.
+        _ = try await service.unaryCall(Grpc_Testing_SimpleRequest())
+        let count = try await service.streamingOutputCall(InteropRequests.stream(count: 2, size: 8)) { stream in
+          var count = 0
+          for try await _ in stream { count += 1 }
+          return count
+        }
+        #expect(count == 2)
+        return 4
+    }
+  }
+}
+
+/// Runs `body` against a test server behind a proxy that records what the client sends, then
+/// checks every stream's DATA: one frame, carrying END_STREAM.
+///
+/// - Parameter body: Makes calls to the target it is given; returns how many streams it made.
+func withFramingProxy(
+  path: RPCPath,
+  _ body: (TestServer, _ target: String) async throws -> Int
+) async throws {
+  try await withTestServer(path: path) { server in
+    let proxy = try LoopbackProxy(upstreamPort: server.server.port, recordingClientBytes: true)
+    defer { proxy.close() }
+    let streams = try await body(server, "127.0.0.1:\(proxy.port)")
+    let frames = HTTP2Frame.parse(clientBytes: proxy.clientBytes)
+    let dataByStream = Dictionary(grouping: frames.filter(\.isData), by: \.streamID)
+    #expect(dataByStream.count == streams, "\(frames)")
+    for (stream, data) in dataByStream {
+      #expect(data.count == 1, "stream \(stream) sent \(data.count) DATA frames: \(data)")
+      #expect(data.last?.endsStream == true, "stream \(stream): \(data)")
+      #expect(data.last.map { $0.length > 0 } == true, "stream \(stream) ended with an empty DATA frame")
+    }
+  }
+}
+
+extension TestServer {
+  /// An interop client for `target` (a proxy in front of this server), on this server's pool.
+  func client(target: String) -> InteropClient {
+    InteropClient(target: target, callOptions: self.options, channelPool: self.pool)
+  }
+}
