@@ -142,6 +142,7 @@ let package = Package(
         .product(name: "SwiftASN1", package: "swift-asn1"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "GRPCInProcessTransport", package: "grpc-swift-2"),
+        .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
       ],
       swiftSettings: swiftSettings
     ),

@@ -50,13 +50,12 @@ public struct TestServer: Sendable {
     return (call, recorder, close)
   }
 
-  /// Whether the server's streamed responses stopped short of `total` (the call that asked
-  /// for them was ended on the client side): the count holds still for 300 ms.
+  /// Whether the server's response stream stopped short of `total` because the call that
+  /// asked for it was ended on the client side: waits (up to 30 s) for the server's own record
+  /// that a stream ended early, rather than sampling its progress.
   public func streamStopped(before total: Int) async throws -> Bool {
-    try await Task.sleep(for: .milliseconds(300))
-    let written = self.recorder.streamedResponses
-    try await Task.sleep(for: .milliseconds(300))
-    return self.recorder.streamedResponses == written && written < total
+    let ended = await eventually { self.recorder.streamsEndedEarly > 0 ? true : nil }
+    return ended == true && self.recorder.streamedResponses < total
   }
 }
 

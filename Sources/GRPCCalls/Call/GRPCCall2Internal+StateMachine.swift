@@ -32,7 +32,7 @@ extension GRPCCall2Internal {
       case message(any Sendable)
       /// No more requests: half-close (or stop, when the RPC ended).
       case end
-      /// Nothing yet: the writer's continuation was kept.
+      /// Nothing yet: the writer parks (``parkWriter(_:)``) and asks again when woken.
       case wait
     }
 
@@ -129,8 +129,8 @@ extension GRPCCall2Internal {
       return all
     }
 
-    /// The writer asks for the next request; with none, `writer` is kept until one comes.
-    mutating func nextRequest(writer: CheckedContinuation<Void, Never>?) -> NextRequest {
+    /// The writer asks for the next request.
+    mutating func nextRequest() -> NextRequest {
       if self.nextRequestIndex < self.requests.count {
         let message = self.requests[self.nextRequestIndex]
         self.nextRequestIndex += 1
@@ -140,13 +140,20 @@ extension GRPCCall2Internal {
         }
         return .message(message)
       }
-      if self.requestsFinished || self.requestsEnded {
-        return .end
-      }
-      if let writer {
-        self.writer = writer
-      }
-      return .wait
+      return self.requestsFinished || self.requestsEnded ? .end : .wait
+    }
+
+    /// Keeps the writer's continuation until a request, the finish or the end comes; `false`
+    /// (not kept) when one already did, so the writer looks again at once.
+    mutating func parkWriter(_ writer: CheckedContinuation<Void, Never>) -> Bool {
+      guard case .wait = self.peekRequest() else { return false }
+      self.writer = writer
+      return true
+    }
+
+    private func peekRequest() -> NextRequest {
+      if self.nextRequestIndex < self.requests.count { return .message(self.requests[self.nextRequestIndex]) }
+      return self.requestsFinished || self.requestsEnded ? .end : .wait
     }
 
     /// The reader asks for a unit of demand: `true` to go on, `false` to stop (cancelled);

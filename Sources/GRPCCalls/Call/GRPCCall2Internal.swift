@@ -30,6 +30,8 @@ final class GRPCCall2Internal: Sendable {
   private struct Locked {
     var machine = StateMachine()
     var task: Task<Void, Never>?
+    /// Whether the current attempt's stream opened (for transparent retry).
+    var streamOpened = false
   }
 
   /// - Parameters:
@@ -64,6 +66,23 @@ final class GRPCCall2Internal: Sendable {
     }
   }
 
+  /// Whether `error` ended an attempt whose stream never opened, so that no byte of the RPC
+  /// reached the server, for a reason a new attempt may not meet (UNAVAILABLE).
+  private func neverLeft(_ error: any Error) -> Bool {
+    let opened = self.state.withLock { state in
+      defer { state.streamOpened = false }
+      return state.streamOpened
+    }
+    guard !opened, self.cancelReason == nil, !Task.isCancelled else { return false }
+    let code = (error as? RPCError)?.code ?? (error as? GRPCError)?.code
+    return code == .unavailable
+  }
+
+  /// The attempt's stream opened: requests may leave from now on.
+  func markStreamOpened() {
+    self.state.withLock { $0.streamOpened = true }
+  }
+
   /// Why the RPC's task was cancelled from this side, if it was.
   var cancelReason: StateMachine.CancelReason? {
     self.state.withLock { $0.machine.cancelReason }
@@ -71,8 +90,14 @@ final class GRPCCall2Internal: Sendable {
 
   private func run(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) async {
     var callOptions = callOptions
-    callOptions.transportType = self.transportType
-    callOptions.transport = self.transport
+    // Only when an interceptor changed them: setting a channel-level option drops the options'
+    // cached channel key.
+    if callOptions.transportType != self.transportType {
+      callOptions.transportType = self.transportType
+    }
+    if callOptions.transport != self.transport {
+      callOptions.transport = self.transport
+    }
     var limit = callOptions.effectiveResponseSizeLimit
     var timer: DispatchWorkItem?
     defer { timer?.cancel() }
@@ -92,31 +117,55 @@ final class GRPCCall2Internal: Sendable {
         descriptor.type = .unary
       }
       let coder = MessageCoder(marshaller: callOptions.marshaller)
-      if coreOptions.executionPolicy == nil, !self.pool.config.sendsEveryCallThroughClient {
-        if callOptions.timeout > 0 {
+      let raw = coreOptions.executionPolicy == nil && !self.pool.config.sendsEveryCallThroughClient
+      if callOptions.timeout > 0 {
+        if raw {
+          // The raw path runs no executor: the deadline's header is ours to send.
           metadata.replaceOrAddString(GRPCTimeout.header(seconds: callOptions.timeout), forKey: "grpc-timeout")
-          timer = self.armDeadline(after: callOptions.timeout)
         }
-        outcome = try await RawExchange.run(
-          runner: self,
-          channel: lease.channel.client,
-          descriptor: descriptor,
-          options: coreOptions,
-          metadata: metadata,
-          known: known,
-          coder: coder,
-          responseSizeLimit: limit
-        )
-      } else {
-        outcome = try await self.runOnClient(
-          lease.channel.client,
-          descriptor: descriptor,
-          options: coreOptions,
-          metadata: metadata,
-          known: known,
-          coder: coder,
-          responseSizeLimit: limit
-        )
+        // Ours on both paths, since attempts that wait for a connection below span executor
+        // calls.
+        timer = self.armDeadline(after: callOptions.timeout)
+      }
+      var transparentRetryLeft = true
+      var readyBackoff = Duration.milliseconds(10)
+      while true {
+        do {
+          if raw {
+            outcome = try await RawExchange.run(
+              runner: self,
+              channel: lease.channel.client,
+              descriptor: descriptor,
+              options: coreOptions,
+              metadata: metadata,
+              known: known,
+              coder: coder,
+              responseSizeLimit: limit
+            )
+          } else {
+            outcome = try await self.runOnClient(
+              lease.channel.client,
+              descriptor: descriptor,
+              options: coreOptions,
+              metadata: metadata,
+              known: known,
+              coder: coder,
+              responseSizeLimit: limit
+            )
+          }
+          break
+        } catch where (transparentRetryLeft || callOptions.waitForReady) && self.neverLeft(error) {
+          // gRFC A6 transparent retry: the RPC failed before its stream opened (its connection
+          // went away, or none was ready), so no byte of it reached the server. Once, whatever
+          // its retry policy; a call that waits for ready tries until a connection takes it
+          // (the transport gives up on a channel whose connection is being replaced after a few
+          // immediate tries), backing off, until its deadline or cancellation.
+          if !transparentRetryLeft {
+            try await Task.sleep(for: readyBackoff)
+            readyBackoff = min(readyBackoff * 2, .seconds(1))
+          }
+          transparentRetryLeft = false
+        }
       }
     } catch {
       // A server's status is read from the response; what is thrown here ended the call on this
@@ -144,6 +193,7 @@ final class GRPCCall2Internal: Sendable {
   ) async throws -> RPCOutcome {
     try await client.rawStreaming(
       request: StreamingClientRequest(metadata: metadata) { writer in
+        self.markStreamOpened()
         if let known {
           try await writer.write(contentsOf: try known.map { try self.serialize($0, coder: coder) })
           self.acknowledgeWrites(known.count)
@@ -157,7 +207,8 @@ final class GRPCCall2Internal: Sendable {
       descriptor: descriptor,
       options: options
     ) { response in
-      await ResponseReader(runner: self, coder: coder, responseSizeLimit: responseSizeLimit).read(response)
+      self.markStreamOpened()
+      return await ResponseReader(runner: self, coder: coder, responseSizeLimit: responseSizeLimit).read(response)
     }
   }
 
@@ -184,26 +235,21 @@ final class GRPCCall2Internal: Sendable {
 
   /// The next request to send, waiting for one; `nil` when the request side is over.
   func nextRequest() async -> (any Sendable)? {
-    switch self.state.withLock({ $0.machine.nextRequest(writer: nil) }) {
-    case .message(let message): return message
-    case .end: return nil
-    case .wait: break
-    }
     while true {
-      let step: StateMachine.NextRequest = await withTaskCancellationHandler {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-          let step = self.state.withLock { $0.machine.nextRequest(writer: continuation) }
-          if case .wait = step { return }
-          continuation.resume()
-        }
-        return self.state.withLock { $0.machine.nextRequest(writer: nil) }
-      } onCancel: {
-        self.endRequests()
-      }
-      switch step {
+      switch self.state.withLock({ $0.machine.nextRequest() }) {
       case .message(let message): return message
       case .end: return nil
-      case .wait: continue
+      case .wait: break
+      }
+      await withTaskCancellationHandler {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+          // Parked only while there is still nothing to take; otherwise look again at once.
+          if !self.state.withLock({ $0.machine.parkWriter(continuation) }) {
+            continuation.resume()
+          }
+        }
+      } onCancel: {
+        self.endRequests()
       }
     }
   }

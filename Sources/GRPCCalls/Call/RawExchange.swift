@@ -42,20 +42,23 @@ struct RawExchange: TransportStreamBody {
       RPCWriter<RPCRequestPart<Bytes>>.Closable
     >
   ) async throws -> RPCOutcome {
+    self.runner.markStreamOpened()
     if let known = self.known {
+      var parts: [RPCRequestPart<Bytes>] = [.metadata(self.metadata)]
+      parts.reserveCapacity(known.count + 1)
+      for message in known {
+        // A request that does not serialize closes the call with that error.
+        parts.append(.message(Bytes(try self.runner.serialize(message, coder: self.coder))))
+      }
       do {
-        var parts: [RPCRequestPart<Bytes>] = [.metadata(self.metadata)]
-        parts.reserveCapacity(known.count + 1)
-        for message in known {
-          parts.append(.message(Bytes(try self.runner.serialize(message, coder: self.coder))))
-        }
         try await stream.outbound.write(contentsOf: parts)
         await stream.outbound.finish()
+        self.runner.acknowledgeWrites(known.count)
       } catch {
+        // The stream failed under the write (its connection closed): the response side says
+        // how the RPC ended, as on the core's own path.
         await stream.outbound.finish(throwing: error)
-        throw error
       }
-      self.runner.acknowledgeWrites(known.count)
       return await self.read(stream.inbound)
     }
     return await withTaskGroup(of: Void.self) { group in

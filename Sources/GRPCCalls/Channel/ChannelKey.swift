@@ -9,28 +9,31 @@ internal import GRPCCore
 /// an argument and the option it sets give the same key.
 public struct ChannelKey: Hashable, Sendable {
   /// The parsed, normalized host (`name` and `name:443` are the same target).
-  var target: HostTarget
-  var transportType: GRPCTransportType
+  let target: HostTarget
+  let transportType: GRPCTransportType
   /// A registered transport; `nil` for the built-in HTTP/2 ones.
-  var transport: GRPCTransportID?
-  var logContext: [String: String]
-  var responseSizeLimit: Int
-  var userAgent: String
-  var flushCoalescing: Bool
-  var http2TargetWindowSize: Int
-  var maxFrameSize: Int?
-  var tls: TLSSettings?
+  let transport: GRPCTransportID?
+  let logContext: [String: String]
+  let responseSizeLimit: Int
+  let userAgent: String
+  let flushCoalescing: Bool
+  let http2TargetWindowSize: Int
+  let maxFrameSize: Int?
+  let tls: TLSSettings?
   /// The `:authority` (and, under TLS, the verified name and SNI); `nil` derives it from the host.
-  var authority: String?
-  var compression: GRPCCompressionAlgorithm
-  var keepaliveInterval: TimeInterval
-  var keepaliveTimeout: TimeInterval
-  var connectTimeout: TimeInterval
-  var initialBackoff: TimeInterval
-  var maxBackoff: TimeInterval
-  var enableRetry: Bool
-  var channelPoolDomain: String?
-  var channelId: Int
+  let authority: String?
+  let compression: GRPCCompressionAlgorithm
+  let keepaliveInterval: TimeInterval
+  let keepaliveTimeout: TimeInterval
+  let connectTimeout: TimeInterval
+  let initialBackoff: TimeInterval
+  let maxBackoff: TimeInterval
+  let enableRetry: Bool
+  let channelPoolDomain: String?
+  let channelId: Int
+  /// The hash of every field above, computed once: the pool hashes a key at each lease and
+  /// release. Equal keys have equal fields, hence equal hashes.
+  private var hashCode = 0
 
   /// The TLS settings of a secure channel.
   struct TLSSettings: Hashable, Sendable {
@@ -101,6 +104,36 @@ public struct ChannelKey: Hashable, Sendable {
     self.enableRetry = options.enableRetry
     self.channelPoolDomain = options.channelPoolDomain
     self.channelId = options.channelId
+    self.hashCode = self.fieldsHash()
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(self.hashCode)
+  }
+
+  private func fieldsHash() -> Int {
+    var hasher = Hasher()
+    hasher.combine(self.target)
+    hasher.combine(self.transportType)
+    hasher.combine(self.transport)
+    hasher.combine(self.logContext)
+    hasher.combine(self.responseSizeLimit)
+    hasher.combine(self.userAgent)
+    hasher.combine(self.flushCoalescing)
+    hasher.combine(self.http2TargetWindowSize)
+    hasher.combine(self.maxFrameSize)
+    hasher.combine(self.tls)
+    hasher.combine(self.authority)
+    hasher.combine(self.compression)
+    hasher.combine(self.keepaliveInterval)
+    hasher.combine(self.keepaliveTimeout)
+    hasher.combine(self.connectTimeout)
+    hasher.combine(self.initialBackoff)
+    hasher.combine(self.maxBackoff)
+    hasher.combine(self.enableRetry)
+    hasher.combine(self.channelPoolDomain)
+    hasher.combine(self.channelId)
+    return hasher.finalize()
   }
 
   /// The error of a call that asks for Cronet, which exists on Apple platforms only.

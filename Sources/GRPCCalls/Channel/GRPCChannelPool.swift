@@ -64,9 +64,10 @@ public final class GRPCChannelPool: Sendable {
     }
   }
 
-  /// The channel key of a call to `host` with `options`.
+  /// The channel key of a call to `host` with `options`: derived once for options and their
+  /// copies, until a channel-level option changes.
   func key(host: String, options: GRPCCallOptions) throws(GRPCError) -> ChannelKey {
-    try ChannelKey(host: host, options: options)
+    try options.channelKeyCache.key(host: host, options: options)
   }
 
   /// Returns the channel for `key`, opening one if needed, and counts a call on it.

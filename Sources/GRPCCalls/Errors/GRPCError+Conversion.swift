@@ -1,4 +1,5 @@
 internal import GRPCCore
+internal import NIOCore
 internal import NIOSSL
 
 extension GRPCError {
@@ -49,6 +50,16 @@ extension GRPCError {
           cause: error.cause
         )
       }
+
+    case let error as ChannelError:
+      // The connection closed or failed under the call (what the core's own path reports as
+      // a stream that closed unexpectedly).
+      self.init(
+        code: .unavailable,
+        message: "The connection to the server closed: \(error)",
+        headers: headers,
+        cause: error
+      )
 
     case let error as RuntimeError:
       self.init(

@@ -97,12 +97,17 @@ public struct GRPCCallOptions: Sendable {
   /// sizes.
   public var responseSizeLimit: Int {
     get { self._responseSizeLimit }
-    set { self._responseSizeLimit = max(0, newValue) }
+    set {
+      self._responseSizeLimit = max(0, newValue)
+      self.channelKeyCache = ChannelKeyCache()
+    }
   }
   private var _responseSizeLimit: Int = 0
 
   /// How the channel reaches the server: TLS (the default) or plaintext.
-  public var transportType: GRPCTransportType = .tls
+  public var transportType: GRPCTransportType = .tls {
+    didSet { self.channelKeyCache = ChannelKeyCache() }
+  }
 
   /// A transport from the ``GRPCTransportRegistry``, used instead of ``transportType``;
   /// `nil` (the default) uses ``transportType``.
@@ -110,25 +115,37 @@ public struct GRPCCallOptions: Sendable {
   /// ``GRPCTransportID/secure`` and ``GRPCTransportID/insecure`` are the same as
   /// ``transportType`` `.tls` and `.insecure`. An ID with no registered factory falls back to
   /// ``transportType`` and the channel logs a warning.
-  public var transport: GRPCTransportID?
+  public var transport: GRPCTransportID? {
+    didSet { self.channelKeyCache = ChannelKeyCache() }
+  }
 
   /// Metadata added to every log record the library writes about the channel (opened,
   /// closed, transport fallbacks), to tell one component's channels from another's.
-  public var logContext: [String: String] = [:]
+  public var logContext: [String: String] = [:] {
+    didSet { self.channelKeyCache = ChannelKeyCache() }
+  }
 
   /// Put in front of the library's own token in the `user-agent` sent on every call.
-  public var userAgentPrefix: String?
+  public var userAgentPrefix: String? {
+    didSet { self.channelKeyCache = ChannelKeyCache() }
+  }
 
   /// Put after the library's own token in the `user-agent` sent on every call.
-  public var userAgentSuffix: String?
+  public var userAgentSuffix: String? {
+    didSet { self.channelKeyCache = ChannelKeyCache() }
+  }
 
   /// Calls with different domains never share a channel.
   ///
   /// Use it to isolate one component's connections from another's in the same process.
-  public var channelPoolDomain: String?
+  public var channelPoolDomain: String? {
+    didSet { self.channelKeyCache = ChannelKeyCache() }
+  }
 
   /// Calls with different ids never share a channel, even with all other options equal.
-  public var channelId: Int = 0
+  public var channelId: Int = 0 {
+    didSet { self.channelKeyCache = ChannelKeyCache() }
+  }
 
   /// Whether the channel batches HTTP/2 writes for up to 100 µs (or 64 KiB) before flushing.
   ///
@@ -136,7 +153,9 @@ public struct GRPCCallOptions: Sendable {
   /// other. Off by default: on this project's benchmark machine (2 cores, loopback) turning it
   /// off was faster in every scenario but 16-byte server streaming, where the two were within
   /// noise; see the README's benchmark section.
-  public var flushCoalescing: Bool = GRPCCallOptions.defaultFlushCoalescing
+  public var flushCoalescing: Bool = GRPCCallOptions.defaultFlushCoalescing {
+    didSet { self.channelKeyCache = ChannelKeyCache() }
+  }
 
   /// The HTTP/2 flow-control window the channel advertises for each stream and for the
   /// connection, in bytes: how much a server may send ahead of what the client has read.
@@ -159,45 +178,63 @@ public struct GRPCCallOptions: Sendable {
   /// 2–9 MiB ahead on an idle machine and up to 27 MiB under load; the tests bound it at 64 MiB.
   public var http2TargetWindowSize: Int {
     get { self._http2TargetWindowSize }
-    set { self._http2TargetWindowSize = min(max(0, newValue), Int(Int32.max)) }
+    set {
+      self._http2TargetWindowSize = min(max(0, newValue), Int(Int32.max))
+      self.channelKeyCache = ChannelKeyCache()
+    }
   }
   private var _http2TargetWindowSize: Int = 0
 
   /// PEM trust roots (one or more certificates) that the server's certificate must chain to;
   /// `nil` (the default) trusts the system's roots.
-  public var pemRootCertificates: String?
+  public var pemRootCertificates: String? {
+    didSet { self.channelKeyCache = ChannelKeyCache() }
+  }
 
   /// The PEM private key of the client certificate, for mutual TLS; used only together with
   /// ``pemCertificateChain``.
-  public var pemPrivateKey: String?
+  public var pemPrivateKey: String? {
+    didSet { self.channelKeyCache = ChannelKeyCache() }
+  }
 
   /// The PEM client certificate chain, leaf first, for mutual TLS; used only together with
   /// ``pemPrivateKey``.
-  public var pemCertificateChain: String?
+  public var pemCertificateChain: String? {
+    didSet { self.channelKeyCache = ChannelKeyCache() }
+  }
 
   /// The name the server's certificate is verified against and sent as TLS SNI, in place of
   /// the host connected to. It is also the `:authority` sent, unless ``serverAuthority`` is
   /// set (as gRPC core's target-name override also sets the default authority).
-  public var hostNameOverride: String?
+  public var hostNameOverride: String? {
+    didSet { self.channelKeyCache = ChannelKeyCache() }
+  }
 
   /// The `:authority` sent with every call; `nil` (the default) derives it from the host.
   ///
   /// A channel-level option: the core sets the authority per connection (DESIGN.md §8). Under
   /// TLS it is also the name the certificate is verified against, so it must equal
   /// ``hostNameOverride`` when both are set, or the call fails with `INVALID_ARGUMENT`.
-  public var serverAuthority: String?
+  public var serverAuthority: String? {
+    didSet { self.channelKeyCache = ChannelKeyCache() }
+  }
 
   /// How request messages are compressed; `.none` by default.
   ///
   /// With an algorithm set, the channel also accepts responses compressed with gzip or deflate
   /// (it advertises both in `grpc-accept-encoding`); with `.none` it advertises neither, so
   /// servers answer uncompressed.
-  public var compressionAlgorithm: GRPCCompressionAlgorithm = .none
+  public var compressionAlgorithm: GRPCCompressionAlgorithm = .none {
+    didSet { self.channelKeyCache = ChannelKeyCache() }
+  }
 
   /// Seconds between HTTP/2 keepalive pings while calls run; `0` (the default) sends none.
   public var keepaliveInterval: TimeInterval {
     get { self._keepaliveInterval }
-    set { self._keepaliveInterval = Self.clamped(newValue) }
+    set {
+      self._keepaliveInterval = Self.clamped(newValue)
+      self.channelKeyCache = ChannelKeyCache()
+    }
   }
   private var _keepaliveInterval: TimeInterval = 0
 
@@ -205,7 +242,10 @@ public struct GRPCCallOptions: Sendable {
   /// fail with `UNAVAILABLE`); `0` (the default) means 20 seconds.
   public var keepaliveTimeout: TimeInterval {
     get { self._keepaliveTimeout }
-    set { self._keepaliveTimeout = Self.clamped(newValue) }
+    set {
+      self._keepaliveTimeout = Self.clamped(newValue)
+      self.channelKeyCache = ChannelKeyCache()
+    }
   }
   private var _keepaliveTimeout: TimeInterval = 0
 
@@ -218,27 +258,38 @@ public struct GRPCCallOptions: Sendable {
   /// bound the handshake, but the TCP connect itself gives up at 10 s.
   public var connectMinTimeout: TimeInterval {
     get { self._connectMinTimeout }
-    set { self._connectMinTimeout = Self.clamped(newValue) }
+    set {
+      self._connectMinTimeout = Self.clamped(newValue)
+      self.channelKeyCache = ChannelKeyCache()
+    }
   }
   private var _connectMinTimeout: TimeInterval = 0
 
   /// The wait before the first reconnection attempt, in seconds; `0` (the default) means 1 s.
   public var connectInitialBackoff: TimeInterval {
     get { self._connectInitialBackoff }
-    set { self._connectInitialBackoff = Self.clamped(newValue) }
+    set {
+      self._connectInitialBackoff = Self.clamped(newValue)
+      self.channelKeyCache = ChannelKeyCache()
+    }
   }
   private var _connectInitialBackoff: TimeInterval = 0
 
   /// The longest wait between reconnection attempts, in seconds; `0` (the default) means 120 s.
   public var connectMaxBackoff: TimeInterval {
     get { self._connectMaxBackoff }
-    set { self._connectMaxBackoff = Self.clamped(newValue) }
+    set {
+      self._connectMaxBackoff = Self.clamped(newValue)
+      self.channelKeyCache = ChannelKeyCache()
+    }
   }
   private var _connectMaxBackoff: TimeInterval = 0
 
   /// Whether calls on the channel follow their ``executionPolicy``; on by default. Off, every
   /// call is tried once.
-  public var enableRetry: Bool = true
+  public var enableRetry: Bool = true {
+    didSet { self.channelKeyCache = ChannelKeyCache() }
+  }
 
   /// gRPC channel arguments, by their gRPC core names; an unknown name or a value of the wrong
   /// kind fails the call with `INVALID_ARGUMENT` naming it. Applied over the options above:
@@ -257,7 +308,9 @@ public struct GRPCCallOptions: Sendable {
   /// | `grpc.ssl_target_name_override` | string | ``hostNameOverride`` |
   /// | `grpc.enable_retries` | 0 or 1 | ``enableRetry`` |
   /// | `grpc.http2.max_frame_size` | bytes | the largest HTTP/2 frame the server may send |
-  public var additionalChannelArgs: ChannelArgs = [:]
+  public var additionalChannelArgs: ChannelArgs = [:] {
+    didSet { self.channelKeyCache = ChannelKeyCache() }
+  }
 
   /// Channel arguments by name.
   public typealias ChannelArgs = [String: GRPCChannelArgValue]
@@ -271,6 +324,10 @@ public struct GRPCCallOptions: Sendable {
   /// Creates options with the defaults: no deadline, no metadata, no token, a 4 MiB response
   /// limit, TLS, the shared channel domain and channel id 0.
   public init() {}
+
+  /// The channel key last derived from these options, shared by their copies until one of
+  /// them changes a channel-level option: a service's calls derive it once, not once per call.
+  var channelKeyCache = ChannelKeyCache()
 
   /// The response size limit the call enforces: ``responseSizeLimit``, or 4 MiB when it is `0`.
   public var effectiveResponseSizeLimit: Int {

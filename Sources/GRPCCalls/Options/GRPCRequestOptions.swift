@@ -26,7 +26,8 @@ public struct GRPCRequestOptions: Hashable, Sendable {
     guard !host.isEmpty else {
       throw GRPCError(code: .invalidArgument, message: "GRPCRequestOptions: host must not be empty")
     }
-    guard MethodPath(path) != nil else {
+    // Parsed once per method: the call that follows finds its descriptor made.
+    guard (try? MethodPath.descriptor(for: path)) != nil else {
       throw GRPCError(
         code: .invalidArgument,
         message: path.isEmpty

@@ -21,6 +21,7 @@ public final class InteropServerRecorder: Sendable {
     var openConnections = 0
     var rpcs: [ReceivedRPC] = []
     var streamedResponses = 0
+    var streamsEndedEarly = 0
     var attempts: [String: Int] = [:]
   }
 
@@ -58,6 +59,14 @@ public final class InteropServerRecorder: Sendable {
       $0.acceptedConnections += 1
       $0.openConnections += 1
     }
+  }
+
+  /// How many response streams ended before their last response because the RPC ended first
+  /// (the client cancelled or reset it).
+  public var streamsEndedEarly: Int { self.state.withLock { $0.streamsEndedEarly } }
+
+  func streamEndedEarly() {
+    self.state.withLock { $0.streamsEndedEarly += 1 }
   }
 
   func streamedResponseWritten() {

@@ -73,14 +73,20 @@ extension InteropTestService {
     to request: Grpc_Testing_StreamingOutputCallRequest,
     with writer: RPCWriter<Grpc_Testing_StreamingOutputCallResponse>
   ) async throws {
-    for parameters in request.responseParameters {
-      if parameters.intervalUs > 0 {
-        try await Task.sleep(for: .microseconds(parameters.intervalUs))
+    do {
+      for parameters in request.responseParameters {
+        if parameters.intervalUs > 0 {
+          try await Task.sleep(for: .microseconds(parameters.intervalUs))
+        }
+        var response = Grpc_Testing_StreamingOutputCallResponse()
+        response.payload = Self.payload(size: parameters.size)
+        try await writer.write(response)
+        self.recorder.streamedResponseWritten()
       }
-      var response = Grpc_Testing_StreamingOutputCallResponse()
-      response.payload = Self.payload(size: parameters.size)
-      try await writer.write(response)
-      self.recorder.streamedResponseWritten()
+    } catch {
+      // The client went away (cancelled, reset the stream): tests wait for this record.
+      self.recorder.streamEndedEarly()
+      throw error
     }
   }
 

@@ -55,6 +55,9 @@ struct Bench: AsyncParsableCommand {
   @Option(help: "Unary calls per face for leak, after warm-up (default 100,000; --quick: 2,000).")
   var leakCalls: Int?
 
+  @Option(help: "Warm-up calls per face for leak (default 10,000; --quick: 200).")
+  var leakWarmupCalls: Int?
+
   @Flag(help: "A small run that checks every scenario works; figures are not meaningful.")
   var quick = false
 
@@ -73,6 +76,10 @@ struct Bench: AsyncParsableCommand {
     if let leakCalls = self.leakCalls {
       guard leakCalls > 0 else { throw ValidationError("--leak-calls takes a positive number") }
       leakSettings.calls = leakCalls
+    }
+    if let warmup = self.leakWarmupCalls {
+      guard warmup >= 0 else { throw ValidationError("--leak-warmup-calls takes a number ≥ 0") }
+      leakSettings.warmupCalls = warmup
     }
     let scenarios = try self.selectedScenarios()
     BenchMachine.describe()

@@ -58,6 +58,22 @@ struct ChannelKeyTests {
     #expect(try Self.key(change) != Self.key(), "\(name)")
   }
 
+  @Test("the key cached on options follows every channel-level change, and copies share it", arguments: Self.channelLevel)
+  func cachedKeyFollowsChanges(name: String, change: Change) throws {
+    let pool = GRPCChannelPool()
+    let options = GRPCCallOptions()
+    let before = try pool.key(host: "example.com", options: options)
+    let copy = options
+    #expect(try pool.key(host: "example.com", options: copy) == before)
+    var changed = copy
+    change(&changed)
+    #expect(try pool.key(host: "example.com", options: changed) == Self.key(change), "\(name)")
+    #expect(try pool.key(host: "example.com", options: changed) != before, "\(name)")
+    // The original and its untouched copy keep theirs; another host is derived anew.
+    #expect(try pool.key(host: "example.com", options: copy) == before)
+    #expect(try pool.key(host: "other.example", options: copy) != before)
+  }
+
   @Test("no call-level option changes the key", arguments: Self.callLevel)
   func callLevelShares(name: String, change: Change) throws {
     #expect(try Self.key(change) == Self.key(), "\(name)")

@@ -20,9 +20,24 @@ final class LoopbackProxy: Sendable {
 
   private struct State {
     var stalled = false
-    var sockets: [Int32] = []
+    /// Accepted sockets that have no upstream (a silent listener): closed by ``close()``.
+    var silent: [Int32] = []
+    /// Proxied connections, by id.
+    var links: [Int: Link] = [:]
+    var nextLinkID = 0
     var closed = false
     var clientBytes: [UInt8] = []
+  }
+
+  /// A proxied connection: its two sockets, closed by the last of its two pump threads to
+  /// stop, so that a descriptor is never closed while a pump may still use it (a closed
+  /// descriptor's number is soon reused by a new connection).
+  private struct Link {
+    var client: Int32
+    var upstream: Int32
+    var pumpsRunning = 2
+    /// Ended by ``resetConnections()`` or ``close()``: the pumps only tear down.
+    var ended = false
   }
 
   /// - Parameters:
@@ -50,7 +65,6 @@ final class LoopbackProxy: Sendable {
     }
     self.listener = fd
     self.port = Int(UInt16(bigEndian: address.sin_port))
-    self.state.withLock { $0.sockets.append(fd) }
     Thread.detachNewThread { self.acceptLoop() }
   }
 
@@ -65,15 +79,41 @@ final class LoopbackProxy: Sendable {
     self.state.withLock { $0.stalled = true }
   }
 
+  /// Resets every connection made so far (RST: SO_LINGER 0), as a network fault would, and
+  /// keeps listening for new ones.
+  func resetConnections() {
+    self.endLinks()
+  }
+
   /// Closes the listener and every connection.
   func close() {
-    let sockets = self.state.withLock { state in
+    let silent = self.state.withLock { state in
       state.closed = true
-      return state.sockets
+      defer { state.silent = [] }
+      return state.silent
     }
-    for socket in sockets {
+    shutdown(self.listener, Int32(SHUT_RDWR))
+    Glibc.close(self.listener)
+    for socket in silent {
       shutdown(socket, Int32(SHUT_RDWR))
       Glibc.close(socket)
+    }
+    self.endLinks()
+  }
+
+  /// Ends every proxied connection: each socket is set to reset when closed and shut down,
+  /// which wakes its pumps; the last pump of each connection closes both sockets.
+  private func endLinks() {
+    self.state.withLock { state in
+      for (id, var link) in state.links where !link.ended {
+        link.ended = true
+        state.links[id] = link
+        for socket in [link.client, link.upstream] {
+          var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+          setsockopt(socket, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+          shutdown(socket, Int32(SHUT_RDWR))
+        }
+      }
     }
   }
 
@@ -81,8 +121,15 @@ final class LoopbackProxy: Sendable {
     while true {
       let client = accept(self.listener, nil, nil)
       guard client >= 0 else { return }
-      guard self.track(client) else { return }
-      guard let upstreamPort = self.upstreamPort else { continue }
+      guard let upstreamPort = self.upstreamPort else {
+        let kept = self.state.withLock { state in
+          guard !state.closed else { return false }
+          state.silent.append(client)
+          return true
+        }
+        if !kept { Glibc.close(client) }
+        continue
+      }
       let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
       var address = sockaddr_in()
       address.sin_family = sa_family_t(AF_INET)
@@ -93,39 +140,58 @@ final class LoopbackProxy: Sendable {
           connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
         }
       }
-      guard connected == 0, self.track(upstream) else { return }
-      Thread.detachNewThread { self.pump(from: client, to: upstream, recording: self.recordsClientBytes) }
-      Thread.detachNewThread { self.pump(from: upstream, to: client, recording: false) }
+      let id: Int? = self.state.withLock { state in
+        guard !state.closed, connected == 0 else { return nil }
+        let id = state.nextLinkID
+        state.nextLinkID += 1
+        state.links[id] = Link(client: client, upstream: upstream)
+        return id
+      }
+      guard let id else {
+        Glibc.close(client)
+        Glibc.close(upstream)
+        continue
+      }
+      Thread.detachNewThread { self.pump(link: id, from: client, to: upstream, recording: self.recordsClientBytes) }
+      Thread.detachNewThread { self.pump(link: id, from: upstream, to: client, recording: false) }
     }
   }
 
-  private func track(_ socket: Int32) -> Bool {
-    self.state.withLock { state in
-      guard !state.closed else { return false }
-      state.sockets.append(socket)
-      return true
-    }
-  }
-
-  private func pump(from source: Int32, to destination: Int32, recording: Bool) {
+  private func pump(link id: Int, from source: Int32, to destination: Int32, recording: Bool) {
     var buffer = [UInt8](repeating: 0, count: 64 * 1024)
     while true {
       let count = read(source, &buffer, buffer.count)
-      guard count > 0 else {
-        shutdown(destination, Int32(SHUT_WR))
-        return
+      let (stalled, ended) = self.state.withLock { state in
+        if recording, count > 0 { state.clientBytes += buffer[0..<max(count, 0)] }
+        return (state.stalled, state.links[id]?.ended ?? true)
       }
-      let stalled = self.state.withLock { state in
-        if recording { state.clientBytes += buffer[0..<count] }
-        return state.stalled
+      if count <= 0 || ended {
+        break
       }
       if stalled { continue }
       var sent = 0
       while sent < count {
         let written = buffer[sent..<count].withUnsafeBytes { write(destination, $0.baseAddress, count - sent) }
-        guard written > 0 else { return }
+        guard written > 0 else { break }
         sent += written
       }
+      if sent < count { break }
+    }
+    // The peer closed (or the link ended): pass the half-close on; the last pump closes both.
+    let last: Link? = self.state.withLock { state in
+      guard var link = state.links[id] else { return nil }
+      if !link.ended { shutdown(destination, Int32(SHUT_WR)) }
+      link.pumpsRunning -= 1
+      if link.pumpsRunning == 0 {
+        state.links[id] = nil
+        return link
+      }
+      state.links[id] = link
+      return nil
+    }
+    if let last {
+      Glibc.close(last.client)
+      Glibc.close(last.upstream)
     }
   }
 }

@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+
+@testable import GRPCCalls
+
+@Suite("RPC runner state machine (no I/O)")
+struct RPCRunnerStateMachineTests {
+  typealias Machine = GRPCCall2Internal.StateMachine
+
+  @Test("requests that came with the start, then later ones, are taken in order")
+  func requestOrder() {
+    var machine = Machine()
+    let result1 = machine.start(writes: [1, 2], finish: false, flowControl: false)
+    #expect(result1)
+    #expect(machine.write(3) == nil)
+    #expect(machine.nextRequest().value == 1)
+    #expect(machine.nextRequest().value == 2)
+    #expect(machine.nextRequest().value == 3)
+    #expect(machine.nextRequest().isWait)
+    _ = machine.finish()
+    #expect(machine.nextRequest().isEnd)
+  }
+
+  @Test("a half-closed request side hands over every request at once, and only once")
+  func allKnown() {
+    var machine = Machine()
+    _ = machine.start(writes: [1], finish: true, flowControl: false)
+    #expect(machine.takeAllRequestsIfFinished()?.map { $0 as? Int } == [1])
+    #expect(machine.takeAllRequestsIfFinished() == nil)
+    #expect(machine.nextRequest().isEnd)
+  }
+
+  @Test("a request side still open hands over nothing at once")
+  func notAllKnown() {
+    var machine = Machine()
+    _ = machine.start(writes: [1], finish: false, flowControl: false)
+    #expect(machine.takeAllRequestsIfFinished() == nil)
+    #expect(machine.nextRequest().value == 1)
+  }
+
+  @Test("a writer does not park while a request waits: the request is not consumed by parking")
+  func parkingKeepsTheRequest() async {
+    var machine = Machine()
+    _ = machine.start(writes: [], finish: false, flowControl: false)
+    #expect(machine.nextRequest().isWait)
+    _ = machine.write(7)
+    // The writer tries to park after the write arrived: it must look again and find it.
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      let result2 = machine.parkWriter(continuation)
+      #expect(!result2)
+      continuation.resume()
+    }
+    #expect(machine.nextRequest().value == 7)
+  }
+
+  @Test("a parked writer is woken by a write, by the finish and by a cancel")
+  func parkedWriterWakes() async {
+    for wake in ["write", "finish", "cancel"] {
+      var machine = Machine()
+      _ = machine.start(writes: [], finish: false, flowControl: false)
+      await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let result3 = machine.parkWriter(continuation)
+        #expect(result3)
+        let woken: CheckedContinuation<Void, Never>? =
+          switch wake {
+          case "write": machine.write(1)
+          case "finish": machine.finish()
+          default: machine.cancel(.app).writer
+          }
+        #expect(woken != nil, "\(wake) did not wake the writer")
+        woken?.resume()
+      }
+    }
+  }
+
+  @Test("writes after the finish, and after a cancel, are dropped")
+  func dropsLateWrites() {
+    var machine = Machine()
+    _ = machine.start(writes: [], finish: true, flowControl: false)
+    _ = machine.write(1)
+    #expect(machine.nextRequest().isEnd)
+    var cancelled = Machine()
+    _ = cancelled.start(writes: [], finish: false, flowControl: false)
+    _ = cancelled.cancel(.app)
+    _ = cancelled.write(1)
+    #expect(cancelled.nextRequest().isEnd)
+  }
+
+  @Test("cancel before start closes at once; while running it cancels the task; the first reason wins")
+  func cancel() {
+    var idle = Machine()
+    #expect(idle.cancel(.app).closeNow)
+    let result4 = idle.start(writes: [], finish: true, flowControl: false)
+    #expect(!result4)
+    let result5 = idle.close()
+    #expect(!result5)
+
+    var running = Machine()
+    _ = running.start(writes: [], finish: true, flowControl: false)
+    let first = running.cancel(.deadline)
+    #expect(first.cancelTask && !first.closeNow)
+    #expect(!running.cancel(.app).cancelTask)
+    #expect(running.cancelReason == .deadline)
+  }
+
+  @Test("demand accumulates before start and saturates; a cancelled call gives none")
+  func demand() {
+    var machine = Machine()
+    #expect(machine.addDemand(2) == nil)
+    #expect(machine.addDemand(.max) == nil)
+    _ = machine.start(writes: [], finish: true, flowControl: true)
+    #expect(machine.demand == .max)
+    #expect(machine.takeDemand(reader: nil) == true)
+    _ = machine.cancel(.app)
+    #expect(machine.takeDemand(reader: nil) == false)
+  }
+
+  @Test("the close passes once and ends the machine")
+  func closeOnce() {
+    var machine = Machine()
+    _ = machine.start(writes: [], finish: true, flowControl: false)
+    let result6 = machine.close()
+    #expect(result6)
+    let result7 = machine.close()
+    #expect(!result7)
+    #expect(machine.phase == .ended)
+    #expect(machine.addDemand(1) == nil)
+  }
+}
+
+extension GRPCCall2Internal.StateMachine.NextRequest {
+  var value: Int? { if case .message(let value) = self { value as? Int } else { nil } }
+  var isWait: Bool { if case .wait = self { true } else { false } }
+  var isEnd: Bool { if case .end = self { true } else { false } }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import GRPCCalls
+import GRPCCallsInterop
+import GRPCCallsTestSupport
+import GRPCCore
+import GRPCNIOTransportHTTP2Posix
+import Synchronization
+import Testing
+
+/// gRFC A6 transparent retry: a call that failed before its stream opened is tried once more,
+/// whatever its retry policy; and `waitForReady` waits for a connection instead of failing.
+@Suite("Transparent retry and wait for ready")
+struct TransparentRetryTests {
+  @Test("a call whose stream could not open is retried once, transparently", arguments: RPCPath.allCases)
+  func retriedOnce(path: RPCPath) async throws {
+    try await withTestServer(path: path) { server in
+      let (close, attempts) = try await Self.unary(on: server, path: path, failingStreams: 1)
+      #expect(close != nil && close?.error == nil, "\(String(describing: close?.error))")
+      #expect(attempts == 2)
+      #expect(server.recorder.rpcs.count == 1)
+    }
+  }
+
+  @Test("only once: a second failure before the stream opens fails the call with UNAVAILABLE", arguments: RPCPath.allCases)
+  func onlyOnce(path: RPCPath) async throws {
+    try await withTestServer(path: path) { server in
+      let (close, attempts) = try await Self.unary(on: server, path: path, failingStreams: 2)
+      #expect(close?.error?.code == .unavailable)
+      #expect(close?.error?.message == FailingStreams.message)
+      #expect(attempts == 2)
+      #expect(server.recorder.rpcs.isEmpty)
+    }
+  }
+
+  /// A unary call on a transport whose first `failures` streams fail before they open.
+  ///
+  /// - Returns: How the call closed, and how many streams it asked the transport for.
+  static func unary(
+    on server: TestServer,
+    path: RPCPath,
+    failingStreams failures: Int
+  ) async throws -> (CallRecorder.Close?, attempts: Int) {
+    let transport = FailingStreams(failures: failures, port: server.server.port)
+    let (pool, options) = server.pool(with: transport, path: path)
+    defer { pool.disconnectAll() }
+    let client = InteropClient(target: server.server.target, callOptions: options, channelPool: pool)
+    let (call, recorder) = try client.makeCall("UnaryCall")
+    call.writeData(try Grpc_Testing_SimpleRequest().bytes)
+    call.finish()
+    call.start()
+    return (await recorder.waitForClose(), transport.attempts)
+  }
+
+  @Test("connections killed under load: every call closes once, with OK or UNAVAILABLE, and new calls succeed")
+  func killedConnections() async throws {
+    try await withTestServer { server in
+      let proxy = try LoopbackProxy(upstreamPort: server.server.port)
+      defer { proxy.close() }
+      var options = server.options
+      options.timeout = 30
+      let client = InteropClient(target: "127.0.0.1:\(proxy.port)", callOptions: options, channelPool: server.pool)
+      try await client.run(.emptyUnary)
+      let codes = try await withThrowingTaskGroup(of: RPCError.Code?.self) { group in
+        for index in 0..<400 {
+          if index == 200 {
+            proxy.resetConnections()
+          }
+          let (call, recorder) = try client.makeCall("UnaryCall")
+          call.start()
+          call.writeData(try Grpc_Testing_SimpleRequest().bytes)
+          call.finish()
+          group.addTask {
+            let close = await recorder.waitForClose(upTo: 60)
+            #expect(close != nil)
+            #expect(recorder.closeCount == 1 && recorder.deliveryContractHeld)
+            return close?.error?.code
+          }
+        }
+        return try await group.reduce(into: [RPCError.Code?]()) { $0.append($1) }
+      }
+      #expect(codes.count == 400)
+      let unexpected = codes.filter { $0 != nil && $0 != .unavailable }
+      #expect(unexpected.isEmpty, "closed with \(unexpected)")
+      // Once the fault is gone, the channel serves new calls: one that waits for the channel to
+      // reconnect (its backoff may still run) succeeds.
+      var waiting = client
+      waiting.callOptions.waitForReady = true
+      try await waiting.run(.emptyUnary)
+    }
+  }
+
+  @Test("waitForReady: a call waits through a server restart, where one without it fails fast")
+  func waitsThroughRestart() async throws {
+    let first = try await InteropServer.start(host: "127.0.0.1", port: 0)
+    let port = first.port
+    let pool = GRPCChannelPool()
+    defer { pool.disconnectAll() }
+    var options = GRPCCallOptions()
+    options.transportType = .insecure
+    options.timeout = 60
+    let client = InteropClient(target: first.target, callOptions: options, channelPool: pool)
+    try await client.run(.emptyUnary)
+    await first.stopAndWait()
+
+    // Fails fast while the server is down.
+    let (failing, failingRecorder) = try client.makeCall("UnaryCall")
+    failing.writeData(try Grpc_Testing_SimpleRequest().bytes)
+    failing.finish()
+    failing.start()
+    #expect(await failingRecorder.waitForClose()?.error?.code == .unavailable)
+
+    var waiting = options
+    waiting.waitForReady = true
+    let (call, recorder) = try client.makeCall("UnaryCall", options: waiting)
+    call.writeData(try Grpc_Testing_SimpleRequest().bytes)
+    call.finish()
+    call.start()
+    // Still waiting: the server is down.
+    #expect(recorder.close == nil)
+    let second = try await InteropServer.start(host: "127.0.0.1", port: port)
+    let close = await recorder.waitForClose(upTo: 60)
+    #expect(close != nil && close?.error == nil, "\(String(describing: close?.error))")
+    #expect(second.recorder.rpcs.count == 1)
+    await second.stopAndWait()
+  }
+}
+
+/// An HTTP/2 transport whose first `failures` streams fail before they open, as when a
+/// connection went away: a decorator over the real transport.
+final class FailingStreams: ClientTransport {
+  typealias Bytes = GRPCNIOTransportBytes
+
+  static let message = "injected: the connection went away before the stream opened"
+
+  let base: HTTP2ClientTransport.Posix
+  private let state: Mutex<(failures: Int, attempts: Int)>
+
+  init(failures: Int, port: Int) {
+    self.state = Mutex((failures, 0))
+    self.base = try! HTTP2ClientTransport.Posix(
+      target: .ipv4(address: "127.0.0.1", port: port),
+      transportSecurity: .plaintext
+    )
+  }
+
+  /// How many streams were asked for.
+  var attempts: Int { self.state.withLock { $0.attempts } }
+
+  var retryThrottle: RetryThrottle? { self.base.retryThrottle }
+
+  func connect() async throws {
+    try await self.base.connect()
+  }
+
+  func beginGracefulShutdown() {
+    self.base.beginGracefulShutdown()
+  }
+
+  func withStream<T: Sendable>(
+    descriptor: MethodDescriptor,
+    options: CallOptions,
+    _ closure: (RPCStream<Inbound, Outbound>, ClientContext) async throws -> T
+  ) async throws -> T {
+    let fail = self.state.withLock { state in
+      state.attempts += 1
+      guard state.failures > 0 else { return false }
+      state.failures -= 1
+      return true
+    }
+    if fail {
+      throw RPCError(code: .unavailable, message: Self.message)
+    }
+    return try await self.base.withStream(descriptor: descriptor, options: options, closure)
+  }
+
+  func config(forMethod descriptor: MethodDescriptor) -> MethodConfig? {
+    self.base.config(forMethod: descriptor)
+  }
+}
+
+extension TestServer {
+  /// A pool whose calls run on `transport`, and options that pick it.
+  func pool(with transport: FailingStreams, path: RPCPath) -> (GRPCChannelPool, GRPCCallOptions) {
+    let registry = GRPCTransportRegistry()
+    let id = GRPCTransportID("test.failing-streams")
+    registry.register(GRPCClosureTransportFactory { _, _ in transport }, for: id)
+    var config = GRPCChannelPool.Config(idleTimeout: .seconds(30), transportRegistry: registry)
+    config.sendsEveryCallThroughClient = path == .client
+    var options = self.options
+    options.transport = id
+    return (GRPCChannelPool(config: config), options)
+  }
+}
