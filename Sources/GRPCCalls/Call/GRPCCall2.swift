@@ -202,44 +202,41 @@ public final class GRPCCall2: Sendable {
   /// queue, its own and any that other threads add meanwhile. So actions leave in exactly the
   /// order the machine decided them, even when several threads drive the call at once.
   private func handle(_ event: (inout StateMachine) -> StateMachine.RequestAction) {
-    var batch: [StateMachine.RequestAction]
-    var head: any RequestLink
-    do {
-      let taken = self.state.withLock { state -> ([StateMachine.RequestAction], (any RequestLink)?)? in
-        let action = event(&state.machine)
-        if case .none = action { return nil }
-        guard let head = state.head else { return nil }
-        if case .startRPC = action {
-          state.keepAlive = self
-        }
-        if state.performing {
-          state.queued.append(action)
-          return nil
-        }
-        state.performing = true
-        return ([action], head)
+    var next = self.state.withLock { state -> Batch? in
+      let action = event(&state.machine)
+      if case .none = action { return nil }
+      guard let head = state.head else { return nil }
+      if case .startRPC = action {
+        state.keepAlive = self
       }
-      guard let taken, let taken1 = taken.1 else { return }
-      batch = taken.0
-      head = taken1
+      guard !state.performing else {
+        state.queued.append(action)
+        return nil
+      }
+      state.performing = true
+      return Batch(actions: [action], head: head)
     }
-    while true {
-      for action in batch {
-        Self.perform(action, on: head, requestOptions: self.requestOptions, callOptions: self.callOptions)
+    while let batch = next {
+      for action in batch.actions {
+        Self.perform(action, on: batch.head, requestOptions: self.requestOptions, callOptions: self.callOptions)
       }
-      let more = self.state.withLock { state -> ([StateMachine.RequestAction], (any RequestLink)?)? in
+      next = self.state.withLock { state -> Batch? in
+        // The close lets go of the head and of what was still queued.
         guard !state.queued.isEmpty, let head = state.head else {
           state.queued = []
           state.performing = false
           return nil
         }
         defer { state.queued = [] }
-        return (state.queued, head)
+        return Batch(actions: state.queued, head: head)
       }
-      guard let more, let nextHead = more.1 else { return }
-      batch = more.0
-      head = nextHead
     }
+  }
+
+  /// Actions to perform, in order, and the element they go to.
+  private struct Batch {
+    var actions: [StateMachine.RequestAction]
+    var head: any RequestLink
   }
 
   private static func perform(
