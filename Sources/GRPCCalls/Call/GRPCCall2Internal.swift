@@ -116,7 +116,6 @@ final class GRPCCall2Internal: Sendable {
         // headers, messages and END_STREAM together.
         descriptor.type = .unary
       }
-      let coder = MessageCoder(marshaller: callOptions.marshaller)
       let raw = coreOptions.executionPolicy == nil && !self.pool.config.sendsEveryCallThroughClient
       if callOptions.timeout > 0 {
         if raw {
@@ -127,46 +126,16 @@ final class GRPCCall2Internal: Sendable {
         // calls.
         timer = self.armDeadline(after: callOptions.timeout)
       }
-      var transparentRetryLeft = true
-      var readyBackoff = Duration.milliseconds(10)
-      while true {
-        do {
-          if raw {
-            outcome = try await RawExchange.run(
-              runner: self,
-              channel: lease.channel.client,
-              descriptor: descriptor,
-              options: coreOptions,
-              metadata: metadata,
-              known: known,
-              coder: coder,
-              responseSizeLimit: limit
-            )
-          } else {
-            outcome = try await self.runOnClient(
-              lease.channel.client,
-              descriptor: descriptor,
-              options: coreOptions,
-              metadata: metadata,
-              known: known,
-              coder: coder,
-              responseSizeLimit: limit
-            )
-          }
-          break
-        } catch where (transparentRetryLeft || callOptions.waitForReady) && self.neverLeft(error) {
-          // gRFC A6 transparent retry: the RPC failed before its stream opened (its connection
-          // went away, or none was ready), so no byte of it reached the server. Once, whatever
-          // its retry policy; a call that waits for ready tries until a connection takes it
-          // (the transport gives up on a channel whose connection is being replaced after a few
-          // immediate tries), backing off, until its deadline or cancellation.
-          if !transparentRetryLeft {
-            try await Task.sleep(for: readyBackoff)
-            readyBackoff = min(readyBackoff * 2, .seconds(1))
-          }
-          transparentRetryLeft = false
-        }
-      }
+      let attempt = RPCAttempt(
+        channel: lease.channel.client,
+        descriptor: descriptor,
+        options: coreOptions,
+        metadata: metadata,
+        known: known,
+        coder: MessageCoder(marshaller: callOptions.marshaller),
+        responseSizeLimit: limit
+      )
+      outcome = try await self.run(attempt, raw: raw, waitForReady: callOptions.waitForReady)
     } catch {
       // A server's status is read from the response; what is thrown here ended the call on this
       // side (the options, the token, the host, the deadline, an unreachable server, a request
@@ -181,34 +150,51 @@ final class GRPCCall2Internal: Sendable {
     self.close(trailers: finalOutcome.trailers, error: finalOutcome.error)
   }
 
+  /// Runs `attempt` on the raw path or through `GRPCClient`, again when it failed before its
+  /// stream opened.
+  ///
+  /// gRFC A6 transparent retry: an RPC that failed before its stream opened (its connection
+  /// went away, or none was ready) sent no byte to the server, so it is tried once more,
+  /// whatever its retry policy. A call that waits for ready tries until a connection takes it
+  /// (the transport gives up on a channel whose connection is being replaced after a few
+  /// immediate tries), backing off, until its deadline or cancellation.
+  private func run(_ attempt: RPCAttempt, raw: Bool, waitForReady: Bool) async throws -> RPCOutcome {
+    var transparentRetryLeft = true
+    var readyBackoff = Duration.milliseconds(10)
+    while true {
+      do {
+        return raw ? try await RawExchange.run(runner: self, attempt) : try await self.runOnClient(attempt)
+      } catch where (transparentRetryLeft || waitForReady) && self.neverLeft(error) {
+        if !transparentRetryLeft {
+          try await Task.sleep(for: readyBackoff)
+          readyBackoff = min(readyBackoff * 2, .seconds(1))
+        }
+        transparentRetryLeft = false
+      }
+    }
+  }
+
   /// The `GRPCClient` path: the executor runs retries and hedging.
-  private func runOnClient(
-    _ client: any ChannelClient,
-    descriptor: MethodDescriptor,
-    options: CallOptions,
-    metadata: Metadata,
-    known: [any Sendable]?,
-    coder: MessageCoder,
-    responseSizeLimit: Int
-  ) async throws -> RPCOutcome {
-    try await client.rawStreaming(
-      request: StreamingClientRequest(metadata: metadata) { writer in
+  private func runOnClient(_ attempt: RPCAttempt) async throws -> RPCOutcome {
+    try await attempt.channel.rawStreaming(
+      request: StreamingClientRequest(metadata: attempt.metadata) { writer in
         self.markStreamOpened()
-        if let known {
-          try await writer.write(contentsOf: try known.map { try self.serialize($0, coder: coder) })
+        if let known = attempt.known {
+          try await writer.write(contentsOf: try known.map { try self.serialize($0, coder: attempt.coder) })
           self.acknowledgeWrites(known.count)
         } else {
           while let message = await self.nextRequest() {
-            try await writer.write(try self.serialize(message, coder: coder))
+            try await writer.write(try self.serialize(message, coder: attempt.coder))
             self.acknowledgeWrites(1)
           }
         }
       },
-      descriptor: descriptor,
-      options: options
+      descriptor: attempt.descriptor,
+      options: attempt.options
     ) { response in
       self.markStreamOpened()
-      return await ResponseReader(runner: self, coder: coder, responseSizeLimit: responseSizeLimit).read(response)
+      return await ResponseReader(runner: self, coder: attempt.coder, responseSizeLimit: attempt.responseSizeLimit)
+        .read(response)
     }
   }
 
@@ -362,6 +348,18 @@ final class GRPCCall2Internal: Sendable {
     }
     return options
   }
+}
+
+/// What one attempt of an RPC needs, on either path to the core.
+struct RPCAttempt: Sendable {
+  var channel: any ChannelClient
+  var descriptor: MethodDescriptor
+  var options: CallOptions
+  var metadata: Metadata
+  /// Every request, when the request side had half-closed before the stream opened.
+  var known: [any Sendable]?
+  var coder: MessageCoder
+  var responseSizeLimit: Int
 }
 
 /// How an RPC ended: the trailers the server sent (`nil` when it ended on this side) and the

@@ -16,24 +16,19 @@ struct RawExchange: TransportStreamBody {
   let coder: MessageCoder
   let responseSizeLimit: Int
 
-  static func run(
-    runner: GRPCCall2Internal,
-    channel: any ChannelClient,
-    descriptor: MethodDescriptor,
-    options: CallOptions,
-    metadata: Metadata,
-    known: [any Sendable]?,
-    coder: MessageCoder,
-    responseSizeLimit: Int
-  ) async throws -> RPCOutcome {
+  static func run(runner: GRPCCall2Internal, _ attempt: RPCAttempt) async throws -> RPCOutcome {
     let exchange = RawExchange(
       runner: runner,
-      metadata: metadata,
-      known: known,
-      coder: coder,
-      responseSizeLimit: responseSizeLimit
+      metadata: attempt.metadata,
+      known: attempt.known,
+      coder: attempt.coder,
+      responseSizeLimit: attempt.responseSizeLimit
     )
-    return try await channel.withTransportStream(descriptor: descriptor, options: options, body: exchange)
+    return try await attempt.channel.withTransportStream(
+      descriptor: attempt.descriptor,
+      options: attempt.options,
+      body: exchange
+    )
   }
 
   func run<Bytes: GRPCContiguousBytes>(
