@@ -11,23 +11,13 @@ internal import GRPCCore
 /// in one go; otherwise a child task writes them as they come while this task reads.
 struct RawExchange: TransportStreamBody {
   let runner: GRPCCall2Internal
-  let metadata: Metadata
-  let known: [any Sendable]?
-  let coder: MessageCoder
-  let responseSizeLimit: Int
+  let attempt: RPCAttempt
 
   static func run(runner: GRPCCall2Internal, _ attempt: RPCAttempt) async throws -> RPCOutcome {
-    let exchange = RawExchange(
-      runner: runner,
-      metadata: attempt.metadata,
-      known: attempt.known,
-      coder: attempt.coder,
-      responseSizeLimit: attempt.responseSizeLimit
-    )
-    return try await attempt.channel.withTransportStream(
+    try await attempt.channel.withTransportStream(
       descriptor: attempt.descriptor,
       options: attempt.options,
-      body: exchange
+      body: RawExchange(runner: runner, attempt: attempt)
     )
   }
 
@@ -38,12 +28,12 @@ struct RawExchange: TransportStreamBody {
     >
   ) async throws -> RPCOutcome {
     self.runner.markStreamOpened()
-    if let known = self.known {
-      var parts: [RPCRequestPart<Bytes>] = [.metadata(self.metadata)]
+    if let known = self.attempt.known {
+      var parts: [RPCRequestPart<Bytes>] = [.metadata(self.attempt.metadata)]
       parts.reserveCapacity(known.count + 1)
       for message in known {
         // A request that does not serialize closes the call with that error.
-        parts.append(.message(Bytes(try self.runner.serialize(message, coder: self.coder))))
+        parts.append(.message(Bytes(try self.runner.serialize(message, coder: self.attempt.coder))))
       }
       do {
         try await stream.outbound.write(contentsOf: parts)
@@ -72,9 +62,9 @@ struct RawExchange: TransportStreamBody {
     to outbound: RPCWriter<RPCRequestPart<Bytes>>.Closable
   ) async {
     do {
-      try await outbound.write(.metadata(self.metadata))
+      try await outbound.write(.metadata(self.attempt.metadata))
       while let message = await self.runner.nextRequest() {
-        let bytes = Bytes(try self.runner.serialize(message, coder: self.coder))
+        let bytes = Bytes(try self.runner.serialize(message, coder: self.attempt.coder))
         // The writer returns once the transport accepted the message: that is what
         // didWriteData reports under flow control.
         try await outbound.write(.message(bytes))
@@ -111,7 +101,7 @@ struct RawExchange: TransportStreamBody {
           }
           let data = bytes.withUnsafeBytes { Data($0) }
           // Returning early (a parse failure) ends the RPC, which cancels it on the server.
-          self.runner.deliver(message: try self.coder.deserialize(data))
+          self.runner.deliver(message: try self.attempt.coder.deserialize(data))
 
         case .status(let status, let trailers):
           if headers == nil {
@@ -137,7 +127,7 @@ struct RawExchange: TransportStreamBody {
   }
 
   private func failure(_ error: any Error, headers: Metadata) -> RPCOutcome {
-    let converted = self.runner.convert(error, headers: headers, limit: self.responseSizeLimit)
+    let converted = self.runner.convert(error, headers: headers, limit: self.attempt.responseSizeLimit)
     return RPCOutcome(trailers: converted.trailers, error: converted)
   }
 }
