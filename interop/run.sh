@@ -70,6 +70,14 @@ echo "--- grpc-calls load -> grpcio server (unary calls one at a time and 32 in 
 "$tool" load --server_host 127.0.0.1 --server_port "$port" --calls "${LOAD_CALLS:-5000}" \
   --concurrency 1,32 --api all || status=1
 
+echo "--- grpc-calls interop and load -> grpcio server that gzips every response (client requests uncompressed)"
+# gRPC core clients accept gzip and deflate responses by default; so must ours, whatever
+# compressionAlgorithm says about requests.
+start_server "$python" interop/python/server.py --port 0 --compress-responses
+"$tool" interop --server_host 127.0.0.1 --server_port "$port" --api all \
+  --test_case empty_unary,large_unary,server_streaming,client_streaming,ping_pong || status=1
+"$tool" load --server_host 127.0.0.1 --server_port "$port" --calls 1000 --concurrency 1,32 --api all || status=1
+
 echo "--- grpc-calls interop -> grpc-calls serve"
 start_server "$tool" serve --port 0
 "$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all --api all || status=1

@@ -13,8 +13,14 @@ struct Serve: AsyncParsableCommand {
   @Option(help: "The port to listen on; 0 picks a free one.")
   var port = 0
 
+  @Flag(
+    inversion: .prefixedNo,
+    help: "Take gzip and deflate; the server then compresses every response to a client that accepts them."
+  )
+  var compression = true
+
   func run() async throws {
-    let server = try await InteropServer.start(host: self.host, port: self.port)
+    let server = try await InteropServer.start(host: self.host, port: self.port, compression: self.compression)
     Console.line("listening on \(server.target)")
     try await server.waitUntilStopped()
   }

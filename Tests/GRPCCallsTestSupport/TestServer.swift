@@ -62,15 +62,18 @@ public struct TestServer: Sendable {
 /// Runs `body` against a fresh server (plaintext, or TLS with `tls`) and pool, then tears both
 /// down.
 ///
-/// - Parameter path: The path calls take to the core; by default the one `GRPC_CALLS_RPC_PATH`
-///   names (see ``RPCPath``).
+/// - Parameters:
+///   - compression: Whether the server takes gzip and deflate (and so compresses its responses).
+///   - path: The path calls take to the core; by default the one `GRPC_CALLS_RPC_PATH` names
+///     (see ``RPCPath``).
 public func withTestServer(
   poolConfig: GRPCChannelPool.Config = .defaults,
   tls: InteropServer.TLSIdentity? = nil,
+  compression: Bool = true,
   path: RPCPath = .current,
   _ body: (TestServer) async throws -> Void
 ) async throws {
-  let server = try await InteropServer.start(host: "127.0.0.1", port: 0, tls: tls)
+  let server = try await InteropServer.start(host: "127.0.0.1", port: 0, tls: tls, compression: compression)
   var poolConfig = poolConfig
   poolConfig.sendsEveryCallThroughClient = path == .client
   let pool = GRPCChannelPool(config: poolConfig)

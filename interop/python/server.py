@@ -120,10 +120,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument(
+        "--compress-responses",
+        action="store_true",
+        help="gzip every response, whatever the client sent (it must accept gzip)",
+    )
     args = parser.parse_args()
 
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=16),
+        compression=grpc.Compression.Gzip if args.compress_responses else None,
         options=[
             ("grpc.max_send_message_length", 8 * 1024 * 1024),
             ("grpc.max_receive_message_length", 8 * 1024 * 1024),

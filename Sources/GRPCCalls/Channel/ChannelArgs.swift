@@ -9,6 +9,9 @@ enum ChannelArgs {
   /// What the arguments set that has no option of its own.
   struct Extras: Hashable, Sendable {
     var maxFrameSize: Int?
+    /// The algorithms the channel accepts in responses (gzip and deflate unless an argument
+    /// says otherwise).
+    var responseCompression: [GRPCCompressionAlgorithm] = [.deflate, .gzip]
   }
 
   /// The options with every argument applied, and the settings with no option of their own.
@@ -46,6 +49,12 @@ enum ChannelArgs {
         options.enableRetry = try arg.integer(in: 0...1) == 1
       case "grpc.http2.max_frame_size":
         extras.maxFrameSize = try arg.integer(in: (1 << 14)...((1 << 24) - 1))
+      case "grpc.compression_enabled_algorithms_bitset":
+        // gRPC core's bits: 0 identity (always on), 1 deflate, 2 gzip.
+        let bits = try arg.integer(in: 0...7)
+        extras.responseCompression = [(1, .deflate), (2, .gzip)].compactMap { bit, algorithm in
+          bits & (1 << bit) != 0 ? algorithm : nil
+        }
       default:
         throw GRPCError(
           code: .invalidArgument,

@@ -30,10 +30,16 @@ extension ChannelKey {
     }
     // Under TLS the transport also sends this name as SNI and verifies the certificate with it.
     config.http2.authority = self.authority
-    // A channel that compresses its requests also accepts compressed responses. One that does
-    // not advertises none, so servers answer uncompressed: flow control and response size
-    // limits then count the bytes the application gets.
-    config.compression.enabledAlgorithms = self.compression == .none ? .none : .all
+    // Every channel accepts gzip and deflate responses and says so in `grpc-accept-encoding`,
+    // as gRPC core does, whatever it does to its own requests: a server may compress its
+    // answers to a client that sends plain requests. The size limit counts decompressed bytes;
+    // flow control counts bytes on the wire (the transport inflates each message it receives),
+    // which `grpc.compression_enabled_algorithms_bitset` can turn off.
+    var accepted = CompressionAlgorithmSet.none
+    for algorithm in self.responseCompression + [self.compression] {
+      accepted.insert(algorithm.coreSet)
+    }
+    config.compression.enabledAlgorithms = accepted
     config.compression.algorithm = self.compression.core
     if self.keepaliveInterval > 0 {
       config.connection.keepalive = .init(
@@ -51,21 +57,34 @@ extension ChannelKey {
         jitter: config.backoff.jitter
       )
     }
-    if self.connectTimeout > 0 {
-      // The transport has no connect-timeout setting (DESIGN.md §8). This callback runs in the
-      // bootstrap's initializer, before the socket connects: the socket option bounds the TCP
-      // connect, the handler the whole attempt up to the server's first bytes.
-      let timeout = TimeAmount.nanoseconds(Int64(self.connectTimeout * 1e9))
-      config.channelDebuggingCallbacks.onCreateTCPConnection = { channel in
-        channel.eventLoop.makeCompletedFuture {
+    config.channelDebuggingCallbacks.onCreateTCPConnection = self.connectionSetUp
+    return config
+  }
+
+  /// What each new TCP connection gets before it connects: the connect timeout and, under TLS,
+  /// the handler that names the certificate's hosts when verification fails. `nil` if neither.
+  private var connectionSetUp: (@Sendable (any Channel) -> EventLoopFuture<Void>)? {
+    // The transport has no connect-timeout setting (DESIGN.md §8). This callback runs in the
+    // bootstrap's initializer, before the socket connects and after the TLS handler is added:
+    // the socket option bounds the TCP connect, the handler the whole attempt up to the
+    // server's first bytes.
+    let timeout = self.connectTimeout > 0 ? TimeAmount.nanoseconds(Int64(self.connectTimeout * 1e9)) : nil
+    let namesCertificates = self.tls != nil
+    let expectedName = self.authority ?? self.target.hostName
+    guard timeout != nil || namesCertificates else { return nil }
+    return { channel in
+      channel.eventLoop.makeCompletedFuture {
+        if let timeout {
           try channel.syncOptions?.setOption(ChannelOptions.connectTimeout, value: timeout)
           try channel.pipeline.syncOperations.addHandler(
             HandshakeTimeoutHandler(limit: timeout),
             position: .first
           )
         }
+        if namesCertificates {
+          try CertificateNamesHandler.install(on: channel, expectedName: expectedName)
+        }
       }
     }
-    return config
   }
 }

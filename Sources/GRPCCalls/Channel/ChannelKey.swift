@@ -23,6 +23,8 @@ public struct ChannelKey: Hashable, Sendable {
   /// The `:authority` (and, under TLS, the verified name and SNI); `nil` derives it from the host.
   let authority: String?
   let compression: GRPCCompressionAlgorithm
+  /// What the channel accepts in responses and advertises in `grpc-accept-encoding`.
+  let responseCompression: [GRPCCompressionAlgorithm]
   let keepaliveInterval: TimeInterval
   let keepaliveTimeout: TimeInterval
   let connectTimeout: TimeInterval
@@ -96,6 +98,7 @@ public struct ChannelKey: Hashable, Sendable {
       self.authority = options.serverAuthority
     }
     self.compression = options.compressionAlgorithm
+    self.responseCompression = extras.responseCompression
     self.keepaliveInterval = options.keepaliveInterval
     self.keepaliveTimeout = options.keepaliveTimeout
     self.connectTimeout = options.connectMinTimeout
@@ -125,6 +128,7 @@ public struct ChannelKey: Hashable, Sendable {
     hasher.combine(self.tls)
     hasher.combine(self.authority)
     hasher.combine(self.compression)
+    hasher.combine(self.responseCompression)
     hasher.combine(self.keepaliveInterval)
     hasher.combine(self.keepaliveTimeout)
     hasher.combine(self.connectTimeout)

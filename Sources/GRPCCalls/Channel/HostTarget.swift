@@ -27,6 +27,12 @@ enum HostTarget: Hashable, Sendable {
       GRPCError(code: .invalidArgument, message: "Invalid host '\(host)': \(reason)")
     }
 
+    if let scheme = Self.foreignScheme(in: host) {
+      throw invalid(
+        "'\(scheme)' is not a gRPC target scheme: use host:port, dns:, ipv4:, ipv6: or unix:"
+      )
+    }
+
     if let rest = host.dropPrefix("unix:") {
       let path = rest.dropPrefix("//") ?? rest
       guard !path.isEmpty else { throw invalid("the unix socket path is empty") }
@@ -55,9 +61,30 @@ enum HostTarget: Hashable, Sendable {
     }
   }
 
+  /// The scheme of a URL-like `host` (`http://…`, `grpc://…`, `https:name`) that is none of
+  /// ours: a scheme followed by `/`, or a common URL scheme. `name:port` is a host name.
+  private static func foreignScheme(in host: String) -> Substring? {
+    guard let colon = host.firstIndex(of: ":") else { return nil }
+    let scheme = host[..<colon]
+    let rest = host[host.index(after: colon)...]
+    guard let first = scheme.first, first.isLetter,
+      scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }),
+      !["unix", "ipv4", "ipv6", "dns"].contains(scheme)
+    else { return nil }
+    if !rest.isEmpty, rest.allSatisfy(\.isNumber) { return nil }  // a host named `grpc`, a port
+    let urlSchemes: Set<Substring> = ["http", "https", "grpc", "grpcs", "tcp", "xds"]
+    return rest.hasPrefix("/") || urlSchemes.contains(scheme.lowercased()[...]) ? scheme : nil
+  }
+
   private static func isIPv4Literal(_ host: String) -> Bool {
     let parts = host.split(separator: ".", omittingEmptySubsequences: false)
     return parts.count == 4 && parts.allSatisfy { $0.count <= 3 && UInt8($0) != nil }
+  }
+
+  /// The DNS name a TLS certificate is verified against; `nil` for an address or socket path.
+  var hostName: String? {
+    if case .dns(let host, _) = self { return host }
+    return nil
   }
 
   /// The target the core's name resolvers understand.

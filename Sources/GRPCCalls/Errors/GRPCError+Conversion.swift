@@ -37,7 +37,7 @@ extension GRPCError {
         // preface; what went wrong is in the TLS error it carries.
         self.init(
           code: .unavailable,
-          message: "The TLS handshake with the server failed: \(tls)",
+          message: TLSFailure.message(for: tls),
           headers: headers,
           cause: error
         )
@@ -86,6 +86,7 @@ extension GRPCError {
       switch cause {
       case let tls as NIOSSLError: return tls
       case let tls as NIOSSLExtraError: return tls
+      case let tls as CertificateNameMismatch: return tls
       case let wrapped as RPCError: cause = wrapped.cause
       default: return nil
       }

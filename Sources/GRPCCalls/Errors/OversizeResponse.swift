@@ -8,9 +8,13 @@ internal import Foundation
 /// where in the stream that happens, the RPC surfaces it as `RESOURCE_EXHAUSTED` or wrapped in
 /// another error (DESIGN.md §8). Either way the call reports `RESOURCE_EXHAUSTED` naming both
 /// sizes, the way gRPC core does.
+///
+/// A compressed message is limited by its decompressed size: the transport stops inflating at
+/// the limit and reports "Message is too large to decompress" as `INTERNAL`, without the size.
 struct OversizeResponse {
   var limit: Int
-  var actual: Int
+  /// The message's size; `nil` when it was compressed and inflating stopped at the limit.
+  var actual: Int?
 
   init?(_ error: RPCError, limit: Int) {
     var texts = [error.message]
@@ -19,14 +23,24 @@ struct OversizeResponse {
       texts.append(String(describing: next))
       cause = (next as? RPCError)?.cause
     }
-    guard let sizes = texts.lazy.compactMap(Self.sizes(in:)).first else { return nil }
-    self.limit = sizes.max
-    self.actual = sizes.actual
+    if let sizes = texts.lazy.compactMap(Self.sizes(in:)).first {
+      self.limit = sizes.max
+      self.actual = sizes.actual
+    } else if texts.contains(where: { $0.contains("too large to decompress") }) {
+      self.limit = limit
+      self.actual = nil
+    } else {
+      return nil
+    }
   }
 
   var message: String {
-    "Received message larger than max (\(self.actual) vs. \(self.limit)): the response of "
-      + "\(self.actual) bytes exceeds the response size limit of \(self.limit) bytes"
+    guard let actual = self.actual else {
+      return "Received message larger than max (more than \(self.limit) bytes once decompressed): "
+        + "the compressed response exceeds the response size limit of \(self.limit) bytes"
+    }
+    return "Received message larger than max (\(actual) vs. \(self.limit)): the response of "
+      + "\(actual) bytes exceeds the response size limit of \(self.limit) bytes"
   }
 
   /// Reads "maximum payload size (max: N, actual: M)" from the core's message.

@@ -221,9 +221,10 @@ public struct GRPCCallOptions: Sendable {
 
   /// How request messages are compressed; `.none` by default.
   ///
-  /// With an algorithm set, the channel also accepts responses compressed with gzip or deflate
-  /// (it advertises both in `grpc-accept-encoding`); with `.none` it advertises neither, so
-  /// servers answer uncompressed.
+  /// This option is about requests only. Every channel accepts responses compressed with gzip
+  /// or deflate and advertises both in `grpc-accept-encoding`, as gRPC core does, so a server
+  /// that compresses its answers works with any setting. The response size limit applies to the
+  /// decompressed message.
   public var compressionAlgorithm: GRPCCompressionAlgorithm = .none {
     didSet { self.channelKeyCache = ChannelKeyCache() }
   }
@@ -308,6 +309,7 @@ public struct GRPCCallOptions: Sendable {
   /// | `grpc.ssl_target_name_override` | string | ``hostNameOverride`` |
   /// | `grpc.enable_retries` | 0 or 1 | ``enableRetry`` |
   /// | `grpc.http2.max_frame_size` | bytes | the largest HTTP/2 frame the server may send |
+  /// | `grpc.compression_enabled_algorithms_bitset` | bits: 0 identity, 1 deflate, 2 gzip | the response encodings accepted and advertised (default: all) |
   public var additionalChannelArgs: ChannelArgs = [:] {
     didSet { self.channelKeyCache = ChannelKeyCache() }
   }

@@ -33,4 +33,13 @@ public struct GRPCCompressionAlgorithm: Hashable, Sendable, CustomStringConverti
     case .gzip: .gzip
     }
   }
+
+  /// The core's set holding just this algorithm.
+  var coreSet: CompressionAlgorithmSet {
+    switch self.wrapped {
+    case .none: .none
+    case .deflate: .deflate
+    case .gzip: .gzip
+    }
+  }
 }

@@ -61,14 +61,18 @@ public final class InteropServer: Sendable {
   ///   - host: The address to bind, e.g. `127.0.0.1`.
   ///   - port: The port to bind; `0` picks a free one (see ``port``).
   ///   - tls: The server's certificate and key; `nil` serves plaintext.
+  ///   - compression: Whether the server takes gzip and deflate. The core's server then also
+  ///     compresses every response to a client that accepts one of them (every grpc-calls
+  ///     client does), so pass `false` to measure the call path without zlib's cost.
   public static func start(
     host: String = "127.0.0.1",
     port: Int = 0,
-    tls: TLSIdentity? = nil
+    tls: TLSIdentity? = nil,
+    compression: Bool = true
   ) async throws -> InteropServer {
     let recorder = InteropServerRecorder()
     var config = HTTP2ServerTransport.Posix.Config.defaults
-    config.compression.enabledAlgorithms = .all
+    config.compression.enabledAlgorithms = compression ? .all : .none
     config.rpc.maxRequestPayloadSize = Self.maxMessageSize
     config.channelDebuggingCallbacks.onAcceptTCPConnection = { channel in
       recorder.connectionOpened()

@@ -9,7 +9,8 @@ final class ServerProcess {
   init() throws {
     let output = Pipe()
     self.process.executableURL = Self.ownExecutable()
-    self.process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0"]
+    // Uncompressed, like the grpcio server: the bench measures call paths, not zlib.
+    self.process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--no-compression"]
     self.process.standardOutput = output
     try self.process.run()
 

@@ -5,6 +5,8 @@ import GRPCCallsTestSupport
 import GRPCCore
 import Testing
 
+/// Against an uncompressed server, so that each limit meets a known size (a compressed response
+/// is limited by its decompressed size: `ResponseCompressionTests`).
 @Suite("Response size limit")
 struct ResponseSizeLimitTests {
   static let mebibyte = 1024 * 1024
@@ -24,7 +26,7 @@ struct ResponseSizeLimitTests {
 
   @Test("a response of exactly 4 MiB is accepted by default")
   func exactlyDefault() async throws {
-    try await withTestServer { server in
+    try await withTestServer(compression: false) { server in
       let result = try await self.unary(responseBytes: 4 * Self.mebibyte, limit: nil, on: server)
       #expect(result.error == nil)
       #expect(result.recorder.messages.first?.count == 4 * Self.mebibyte)
@@ -33,7 +35,7 @@ struct ResponseSizeLimitTests {
 
   @Test("4 MiB + 1: RESOURCE_EXHAUSTED naming both sizes")
   func oneOver() async throws {
-    try await withTestServer { server in
+    try await withTestServer(compression: false) { server in
       let result = try await self.unary(responseBytes: 4 * Self.mebibyte + 1, limit: nil, on: server)
       let error = try #require(result.error)
       #expect(error.code == .resourceExhausted)
@@ -46,7 +48,7 @@ struct ResponseSizeLimitTests {
 
   @Test("a 6 MiB limit accepts a 5 MiB response")
   func raisedLimit() async throws {
-    try await withTestServer { server in
+    try await withTestServer(compression: false) { server in
       let result = try await self.unary(
         responseBytes: 5 * Self.mebibyte,
         limit: 6 * Self.mebibyte,
@@ -59,7 +61,7 @@ struct ResponseSizeLimitTests {
 
   @Test("a 100-byte limit rejects a 200-byte response with RESOURCE_EXHAUSTED")
   func loweredLimit() async throws {
-    try await withTestServer { server in
+    try await withTestServer(compression: false) { server in
       let result = try await self.unary(responseBytes: 200, limit: 100, on: server)
       let error = try #require(result.error)
       #expect(error.code == .resourceExhausted)

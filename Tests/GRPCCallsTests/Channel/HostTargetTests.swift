@@ -43,6 +43,38 @@ struct HostTargetTests {
     }
   }
 
+  @Test(
+    "a URL scheme is refused with the forms that work, word for word",
+    arguments: [
+      ("http://127.0.0.1:50051", "http"),
+      ("https://api.example.com", "https"),
+      ("grpc://localhost:50051", "grpc"),
+      ("grpcs:api.example.com:443", "grpcs"),
+    ]
+  )
+  func refusesURLSchemes(host: String, scheme: String) {
+    #expect {
+      try HostTarget(parsing: host)
+    } throws: { error in
+      (error as? GRPCError)?.message
+        == "Invalid host '\(host)': '\(scheme)' is not a gRPC target scheme: "
+        + "use host:port, dns:, ipv4:, ipv6: or unix:"
+    }
+  }
+
+  @Test(
+    "names that look like schemes but carry a port are hosts",
+    arguments: [
+      ("grpc:50051", HostTarget.dns(host: "grpc", port: 50051)),
+      ("fe80::1", nil),
+      ("localhost:8080", .dns(host: "localhost", port: 8080)),
+    ]
+  )
+  func schemeLookalikes(host: String, expected: HostTarget?) {
+    let parsed = try? HostTarget(parsing: host)
+    #expect(parsed == expected)
+  }
+
   @Test("`name` and `name:443` are the same channel")
   func defaultPortNormalizes() throws {
     let options = GRPCCallOptions()
