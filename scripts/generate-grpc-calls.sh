@@ -6,6 +6,9 @@
 # dir and diffs: `scripts/generate-grpc-calls.sh --check`. That run also proves protoc drives
 # the plugin; the package build compiles what it wrote.
 #
+# ShortServiceNames: the module also holds grpc-swift-2's generated server code, whose
+# `Grpc_Testing_TestService` namespace the default names would collide with.
+#
 # Usage: scripts/generate-grpc-calls.sh [--check]
 set -euo pipefail
 
@@ -23,6 +26,7 @@ generate() {
     cd "$root/Protos"
     protoc --plugin=protoc-gen-grpc-calls="$plugin" --grpc-calls_out="$out" \
       --grpc-calls_opt=Visibility=Public \
+      --grpc-calls_opt=ShortServiceNames=true \
       src/proto/grpc/testing/test.proto
   )
   mv "$out/src/proto/grpc/testing/test.grpc-calls.swift" "$out/test.grpc-calls.swift"

@@ -1,3 +1,4 @@
+internal import Foundation
 public import SwiftProtobufPluginLibrary
 
 /// Generates grpc-calls client code for the services of a proto file.
@@ -8,10 +9,17 @@ public struct Generator: Sendable {
     self.options = options
   }
 
-  /// The name of the file generated for `file`: `foo/bar.proto` → `foo/bar.grpc-calls.swift`.
-  public static func outputName(for file: FileDescriptor) -> String {
+  /// The name of the file generated for `file`: `foo/bar.proto` → `foo/bar.grpc-calls.swift`
+  /// (or as ``GeneratorOptions/fileNaming`` says).
+  public static func outputName(for file: FileDescriptor, naming: GeneratorOptions.FileNaming = .fullPath) -> String {
     let base = file.name.hasSuffix(".proto") ? String(file.name.dropLast(6)) : file.name
-    return base + ".grpc-calls.swift"
+    let named: String
+    switch naming {
+    case .fullPath: named = base
+    case .pathToUnderscores: named = base.replacingOccurrences(of: "/", with: "_")
+    case .dropPath: named = String(base.split(separator: "/").last ?? Substring(base))
+    }
+    return named + ".grpc-calls.swift"
   }
 
   /// The Swift source for `file`'s services, or `nil` when it has none.
@@ -31,7 +39,8 @@ public struct Generator: Sendable {
     }
     for service in file.services {
       out.blankLine()
-      ServiceRenderer(service: ServiceModel(service, namer: namer), options: self.options).render(into: &out)
+      let model = ServiceModel(service, namer: namer, shortName: self.options.shortServiceNames)
+      ServiceRenderer(service: model, options: self.options).render(into: &out)
     }
     return out.text
   }

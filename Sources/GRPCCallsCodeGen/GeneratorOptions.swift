@@ -1,4 +1,5 @@
-/// How the generated code looks: its access level and whether it has the async face.
+/// How the generated code looks: its access level, names, files and whether it has the async
+/// face.
 public struct GeneratorOptions: Sendable, Equatable {
   /// The access level of the generated declarations.
   public enum Visibility: String, Sendable, CaseIterable {
@@ -9,24 +10,53 @@ public struct GeneratorOptions: Sendable, Equatable {
     var keyword: String { self.rawValue.lowercased() }
   }
 
-  public var visibility: Visibility = .public
+  /// Where a file's output goes, as protoc-gen-swift's option of the same name says:
+  /// `foo/bar.proto` → `foo/bar.grpc-calls.swift` (FullPath), `foo_bar.grpc-calls.swift`
+  /// (PathToUnderscores) or `bar.grpc-calls.swift` (DropPath).
+  public enum FileNaming: String, Sendable, CaseIterable {
+    case fullPath = "FullPath"
+    case pathToUnderscores = "PathToUnderscores"
+    case dropPath = "DropPath"
+  }
+
+  /// `internal` by default, as protoc-gen-swift's, so that both plugins' output compiles
+  /// together at default options.
+  public var visibility: Visibility = .internal
   /// Whether the async/await methods are generated beside the callback ones.
   public var async = true
   /// Modules to import besides GRPCCalls and GRPCProtoCalls: the one holding the message
   /// types, when it is not the module the generated code goes into.
   public var extraModuleImports: [String] = []
+  /// Service types named by the service alone (`RouteGuide`) instead of the way swift-protobuf
+  /// names messages (`Routeguide_RouteGuide`, honouring `swift_prefix`). Two packages with a
+  /// service of the same name then collide in one module.
+  public var shortServiceNames = false
+  public var fileNaming: FileNaming = .fullPath
 
-  public init(visibility: Visibility = .public, async: Bool = true, extraModuleImports: [String] = []) {
+  public init(
+    visibility: Visibility = .internal,
+    async: Bool = true,
+    extraModuleImports: [String] = [],
+    shortServiceNames: Bool = false,
+    fileNaming: FileNaming = .fullPath
+  ) {
     self.visibility = visibility
     self.async = async
     self.extraModuleImports = extraModuleImports
+    self.shortServiceNames = shortServiceNames
+    self.fileNaming = fileNaming
   }
 
   /// Parses protoc's `--grpc-calls_opt` pairs: `Visibility=Public|Package|Internal`,
-  /// `Async=true|false`, `ExtraModuleImports=Module` (repeatable).
+  /// `Async=true|false`, `ExtraModuleImports=Module` (repeatable), `ShortServiceNames=true|false`,
+  /// `FileNaming=FullPath|PathToUnderscores|DropPath`.
   ///
   /// - Throws: ``GeneratorError`` naming an unknown option or value.
   public init(parameters: [(key: String, value: String)]) throws {
+    func bool(_ key: String, _ value: String) throws -> Bool {
+      guard let flag = Bool(value) else { throw GeneratorError("\(key) must be true or false, not '\(value)'") }
+      return flag
+    }
     for (key, value) in parameters {
       switch key {
       case "Visibility":
@@ -35,14 +65,20 @@ public struct GeneratorOptions: Sendable, Equatable {
         }
         self.visibility = visibility
       case "Async":
-        guard let async = Bool(value) else {
-          throw GeneratorError("Async must be true or false, not '\(value)'")
-        }
-        self.async = async
+        self.async = try bool(key, value)
       case "ExtraModuleImports":
         self.extraModuleImports.append(value)
+      case "ShortServiceNames":
+        self.shortServiceNames = try bool(key, value)
+      case "FileNaming":
+        guard let naming = FileNaming(rawValue: value) else {
+          throw GeneratorError("FileNaming must be FullPath, PathToUnderscores or DropPath, not '\(value)'")
+        }
+        self.fileNaming = naming
       default:
-        throw GeneratorError("Unknown option '\(key)'; known: Visibility, Async, ExtraModuleImports")
+        throw GeneratorError(
+          "Unknown option '\(key)'; known: Visibility, Async, ExtraModuleImports, ShortServiceNames, FileNaming"
+        )
       }
     }
   }

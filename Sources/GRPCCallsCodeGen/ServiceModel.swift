@@ -3,7 +3,9 @@ public import SwiftProtobufPluginLibrary
 /// What the generator needs of a service: names, Swift types and comments, free of descriptors.
 public struct ServiceModel: Sendable, Equatable {
   /// The Swift name of the service class, backticked when it is a keyword.
-  public var className: String { SwiftNames.quoted(self.baseName) }
+  public var className: String { SwiftNames.quoted(self.typeName) }
+  /// The generated protocol (L38's `<Service>2`).
+  public var protocolName: String { self.typeName + "2" }
 
   public struct Method: Sendable, Equatable {
     /// The name in the proto, e.g. `UnaryCall`: used on the wire.
@@ -22,17 +24,19 @@ public struct ServiceModel: Sendable, Equatable {
   public var package: String
   /// The name in the proto, e.g. `TestService`.
   public var protoName: String
-  /// The service's name in UpperCamelCase, unquoted, e.g. `TestService`: the generated
-  /// protocol is this plus `2`.
-  public var baseName: String
+  /// The service's type name, unquoted: the service's name in UpperCamelCase after the file's
+  /// type prefix, as swift-protobuf names messages (`Grpc_Testing_TestService`, or the
+  /// `swift_prefix` option's prefix), or without the prefix when short names are asked for.
+  public var typeName: String
   public var comments: String
   public var methods: [Method]
 
   /// The model of `service`, with message types named as SwiftProtobuf names them.
-  public init(_ service: ServiceDescriptor, namer: SwiftProtobufNamer) {
+  public init(_ service: ServiceDescriptor, namer: SwiftProtobufNamer, shortName: Bool = false) {
     self.package = service.file.package
     self.protoName = service.name
-    self.baseName = SwiftNames.typeBaseName(service.name)
+    let prefix = shortName ? "" : namer.typePrefix(forFile: service.file)
+    self.typeName = prefix.isEmpty ? SwiftNames.typeBaseName(service.name) : prefix + NamingUtils.toUpperCamelCase(service.name)
     self.comments = service.protoSourceComments()
     self.methods = service.methods.map { method in
       Method(

@@ -12,6 +12,8 @@ struct ServiceRenderer {
     self.renderProtocol(into: &out)
     out.blankLine()
     self.renderClass(into: &out)
+    out.blankLine()
+    self.renderUntyped(into: &out)
     if self.options.async {
       out.blankLine()
       self.renderAsync(into: &out)
@@ -20,12 +22,12 @@ struct ServiceRenderer {
 
   private func renderProtocol(into out: inout CodeWriter) {
     out.comments(self.service.comments)
-    out.line("\(self.access) protocol \(self.service.baseName)2: Sendable {")
+    out.line("\(self.access) protocol \(self.service.protocolName): Sendable {")
     out.indented { out in
       for (index, method) in self.service.methods.enumerated() {
         if index > 0 { out.blankLine() }
         out.comments(method.comments)
-        out.line("func \(self.callbackSignature(method, defaults: false))")
+        out.line("func \(self.callbackSignature(method, handler: .typed, defaults: false))")
       }
     }
     out.line("}")
@@ -34,7 +36,7 @@ struct ServiceRenderer {
   private func renderClass(into out: inout CodeWriter) {
     out.comments(self.service.comments)
     out.line(
-      "\(self.access) final class \(self.service.className): GRPCProtoService, \(self.service.baseName)2, @unchecked Sendable {"
+      "\(self.access) final class \(self.service.className): GRPCProtoService, \(self.service.protocolName), @unchecked Sendable {"
     )
     out.indented { out in
       out.line("// @unchecked: GRPCProtoService holds only constants, and this class adds none.")
@@ -62,30 +64,53 @@ struct ServiceRenderer {
       for method in self.service.methods {
         out.blankLine()
         out.comments(method.comments)
-        out.line("\(self.access) func \(self.callbackSignature(method, defaults: true)) {")
-        out.indented { out in
-          if method.clientStreaming {
-            out.line("self.streamingCall(")
-            out.indented { out in
-              out.line("method: \(self.literal(method.protoName)),")
-              out.line("requestClass: \(method.requestType).self,")
-            }
-          } else {
-            out.line("self.unaryCall(")
-            out.indented { out in
-              out.line("method: \(self.literal(method.protoName)),")
-              out.line("message: message,")
-            }
-          }
-          out.indented { out in
-            out.line("responseHandler: responseHandler,")
-            out.line("callOptions: callOptions,")
-            out.line("responseClass: \(method.responseType).self")
-          }
-          out.line(")")
-        }
-        out.line("}")
+        self.renderCallbackMethod(method, handler: .typed, into: &out)
       }
+    }
+    out.line("}")
+  }
+
+  /// The methods with gRPC Objective-C's untyped handler, for code ported from it.
+  private func renderUntyped(into out: inout CodeWriter) {
+    out.line("// Untyped handlers (GRPCProtoResponseHandler), as gRPC Objective-C's generated methods take.")
+    out.line("extension \(self.service.className) {")
+    out.indented { out in
+      for (index, method) in self.service.methods.enumerated() {
+        if index > 0 { out.blankLine() }
+        out.comments(method.comments)
+        self.renderCallbackMethod(method, handler: .untyped, into: &out)
+      }
+    }
+    out.line("}")
+  }
+
+  private func renderCallbackMethod(_ method: ServiceModel.Method, handler: Handler, into out: inout CodeWriter) {
+    out.line("\(self.access) func \(self.callbackSignature(method, handler: handler, defaults: true)) {")
+    out.indented { out in
+      if method.clientStreaming {
+        out.line("self.streamingCall(")
+        out.indented { out in
+          out.line("method: \(self.literal(method.protoName)),")
+          out.line("requestClass: \(method.requestType).self,")
+        }
+      } else {
+        out.line("self.unaryCall(")
+        out.indented { out in
+          out.line("method: \(self.literal(method.protoName)),")
+          out.line("message: message,")
+        }
+      }
+      out.indented { out in
+        out.line("responseHandler: responseHandler,")
+        switch handler {
+        case .typed:
+          out.line("callOptions: callOptions")
+        case .untyped:
+          out.line("callOptions: callOptions,")
+          out.line("responseClass: \(method.responseType).self")
+        }
+      }
+      out.line(")")
     }
     out.line("}")
   }
@@ -181,13 +206,27 @@ struct ServiceRenderer {
     }
   }
 
+  /// The response handler a callback method takes.
+  private enum Handler {
+    /// `some GRPCTypedResponseHandler<Response>`: another response type does not compile.
+    case typed
+    /// `any GRPCProtoResponseHandler`, gRPC Objective-C's.
+    case untyped
+  }
+
   /// The callback method's signature, after `func`.
-  private func callbackSignature(_ method: ServiceModel.Method, defaults: Bool) -> String {
+  private func callbackSignature(_ method: ServiceModel.Method, handler: Handler, defaults: Bool) -> String {
     let options = "callOptions: GRPCCallOptions?\(defaults ? " = nil" : "")"
+    let handlerType =
+      switch handler {
+      case .typed: "some GRPCTypedResponseHandler<\(method.responseType)>"
+      case .untyped: "any GRPCProtoResponseHandler"
+      }
     if method.clientStreaming {
-      return "\(method.swiftName)(responseHandler: any GRPCProtoResponseHandler, \(options)) -> GRPCStreamingProtoCall"
+      return "\(method.swiftName)(responseHandler: \(handlerType), \(options)) "
+        + "-> GRPCStreamingProtoCall<\(method.requestType), \(method.responseType)>"
     }
-    return "\(method.swiftName)(message: \(method.requestType), responseHandler: any GRPCProtoResponseHandler, \(options)) -> GRPCUnaryProtoCall"
+    return "\(method.swiftName)(message: \(method.requestType), responseHandler: \(handlerType), \(options)) -> GRPCUnaryProtoCall"
   }
 
   private var fullServiceName: String {

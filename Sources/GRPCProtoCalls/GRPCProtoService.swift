@@ -83,6 +83,21 @@ open class GRPCProtoService: @unchecked Sendable {
     )
   }
 
+  /// Makes a unary-style call whose responses go to a typed handler.
+  public func unaryCall<Request: SwiftProtobuf.Message, Handler: GRPCTypedResponseHandler>(
+    method: String,
+    message: Request,
+    responseHandler: Handler,
+    callOptions: GRPCCallOptions? = nil,
+    safety: GRPCCallSafety = .default
+  ) -> GRPCUnaryProtoCall {
+    let adapter = TypedHandlerAdapter(handler: responseHandler)
+    return GRPCUnaryProtoCall(
+      call: self.makeCall(method, Request.self, Handler.Response.self, adapter, callOptions, safety),
+      message: message
+    )
+  }
+
   /// Makes a call whose requests stream: write them with
   /// ``GRPCStreamingProtoCall/writeMessage(_:)``. Nothing is sent until its `start()`.
   public func streamingCall<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
@@ -92,9 +107,23 @@ open class GRPCProtoService: @unchecked Sendable {
     callOptions: GRPCCallOptions? = nil,
     responseClass: Response.Type,
     safety: GRPCCallSafety = .default
-  ) -> GRPCStreamingProtoCall {
+  ) -> GRPCStreamingProtoCall<Request, Response> {
     GRPCStreamingProtoCall(
       call: self.makeProtoCall(method, Request.self, Response.self, responseHandler, callOptions, safety)
+    )
+  }
+
+  /// Makes a call whose requests stream, with its responses going to a typed handler.
+  public func streamingCall<Request: SwiftProtobuf.Message, Handler: GRPCTypedResponseHandler>(
+    method: String,
+    requestClass: Request.Type,
+    responseHandler: Handler,
+    callOptions: GRPCCallOptions? = nil,
+    safety: GRPCCallSafety = .default
+  ) -> GRPCStreamingProtoCall<Request, Handler.Response> {
+    let adapter = TypedHandlerAdapter(handler: responseHandler)
+    return GRPCStreamingProtoCall(
+      call: self.makeCall(method, Request.self, Handler.Response.self, adapter, callOptions, safety)
     )
   }
 

@@ -3,10 +3,11 @@ public import SwiftProtobuf
 
 /// A call whose requests stream: client or bidirectional streaming (L38).
 ///
-/// Write messages with ``writeMessage(_:)`` and end the requests with ``finish()``. Unlike
+/// Write messages with ``writeMessage(_:)`` and end the requests with ``finish()``. The call is
+/// generic over the method's messages, so writing another type does not compile. Unlike
 /// gRPC Objective-C's implementation, ``cancel()`` and ``receiveNextMessages(_:)`` still reach
 /// the RPC after ``finish()``: the responses may go on for long after the requests end.
-public final class GRPCStreamingProtoCall: Sendable {
+public final class GRPCStreamingProtoCall<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>: Sendable {
   private let call: GRPCCall2
 
   init(call: GRPCCall2) {
@@ -18,9 +19,9 @@ public final class GRPCStreamingProtoCall: Sendable {
     self.call.start()
   }
 
-  /// Sends a request message (of the call's request type; another closes the call with
-  /// `INTERNAL`). Before ``start()`` it is buffered; after ``finish()`` it is dropped.
-  public func writeMessage(_ message: any SwiftProtobuf.Message) {
+  /// Sends a request message. Before ``start()`` it is buffered; after ``finish()`` it is
+  /// dropped.
+  public func writeMessage(_ message: Request) {
     self.call.writeData(message)
   }
 

@@ -12,7 +12,9 @@ internal import Synchronization
 ///   print(response?.payload.body.count ?? 0, error?.message ?? "OK")
 /// }
 /// ```
-public final class GRPCUnaryResponseHandler<Response: SwiftProtobuf.Message>: GRPCProtoResponseHandler {
+public final class GRPCUnaryResponseHandler<Response: SwiftProtobuf.Message>: GRPCProtoResponseHandler,
+  GRPCTypedResponseHandler
+{
   public let dispatchQueue: DispatchQueue
   private let completion: @Sendable (Response?, GRPCError?) -> Void
   private let state = Mutex<(headers: Metadata?, trailers: Metadata?, response: Response?)>((nil, nil, nil))
@@ -39,9 +41,13 @@ public final class GRPCUnaryResponseHandler<Response: SwiftProtobuf.Message>: GR
   }
 
   public func didReceiveProtoMessage(_ message: any SwiftProtobuf.Message) {
+    if let message = message as? Response { self.didReceiveMessage(message) }
+  }
+
+  public func didReceiveMessage(_ message: Response) {
     // A unary-style call keeps the first response.
     self.state.withLock { state in
-      if state.response == nil { state.response = message as? Response }
+      if state.response == nil { state.response = message }
     }
   }
 
@@ -58,4 +64,6 @@ public final class GRPCUnaryResponseHandler<Response: SwiftProtobuf.Message>: GR
       self.completion(nil, GRPCError(code: .internalError, message: "The server closed the call without a response"))
     }
   }
+
+  public func didWriteMessage() {}
 }

@@ -1,7 +1,7 @@
 import GRPCCallsCodeGen
 import SwiftProtobufPluginLibrary
 
-/// protoc's plugin: `protoc --grpc-calls_out=DIR [--grpc-calls_opt=Visibility=Internal,Async=false]`.
+/// protoc's plugin: `protoc --grpc-calls_out=DIR [--grpc-calls_opt=Visibility=Public,Async=false]`.
 struct GRPCCallsProtocPlugin: CodeGenerator {
   var version: String? { "0.1.0" }
   var projectURL: String? { nil }
@@ -21,7 +21,7 @@ struct GRPCCallsProtocPlugin: CodeGenerator {
         protoFileToModuleMappings: ProtoFileToModuleMappings()
       )
       if let source = generator.generate(file, namer: namer) {
-        try generatorOutputs.add(fileName: Generator.outputName(for: file), contents: source)
+        try generatorOutputs.add(fileName: Generator.outputName(for: file, naming: options.fileNaming), contents: source)
       }
     }
   }

@@ -23,8 +23,8 @@ struct GoldenTests {
     Case(descriptorSet: "greeter", options: GeneratorOptions(), expected: "greeter.grpc-calls.swift"),
     Case(
       descriptorSet: "greeter",
-      options: GeneratorOptions(visibility: .internal, async: false),
-      expected: "greeter.internal-no-async.grpc-calls.swift"
+      options: GeneratorOptions(visibility: .public, async: false, shortServiceNames: true),
+      expected: "greeter.public-short-no-async.grpc-calls.swift"
     ),
     Case(descriptorSet: "nested_deep_keywords", options: GeneratorOptions(), expected: "nested_deep_keywords.grpc-calls.swift"),
     Case(
@@ -32,6 +32,9 @@ struct GoldenTests {
       options: GeneratorOptions(visibility: .package, extraModuleImports: ["EchoMessages"]),
       expected: "nopackage.grpc-calls.swift"
     ),
+    Case(descriptorSet: "prefixed", options: GeneratorOptions(), expected: "prefixed.grpc-calls.swift"),
+    Case(descriptorSet: "collide_first", options: GeneratorOptions(), expected: "collide_first.grpc-calls.swift"),
+    Case(descriptorSet: "collide_second", options: GeneratorOptions(), expected: "collide_second.grpc-calls.swift"),
   ]
 
   static func generate(_ testCase: Case) throws -> String {
@@ -81,13 +84,29 @@ struct GoldenTests {
     #expect(Generator.outputName(for: file) == "messages.grpc-calls.swift")
   }
 
-  @Test("options: Visibility and Async parse; anything else is an error naming it")
+  @Test("options: each parses; anything else is an error naming it; internal by default, as protoc-gen-swift")
   func options() throws {
-    let options = try GeneratorOptions(parameters: [("Visibility", "Internal"), ("Async", "false")])
-    #expect(options == GeneratorOptions(visibility: .internal, async: false))
+    #expect(GeneratorOptions().visibility == .internal)
+    let options = try GeneratorOptions(parameters: [
+      ("Visibility", "Public"), ("Async", "false"), ("ShortServiceNames", "true"), ("FileNaming", "DropPath"),
+    ])
+    #expect(
+      options == GeneratorOptions(visibility: .public, async: false, shortServiceNames: true, fileNaming: .dropPath)
+    )
     let imports = try GeneratorOptions(parameters: [("ExtraModuleImports", "A"), ("ExtraModuleImports", "B")])
     #expect(imports.extraModuleImports == ["A", "B"])
     #expect(throws: GeneratorError.self) { try GeneratorOptions(parameters: [("Visibility", "Secret")]) }
     #expect(throws: GeneratorError.self) { try GeneratorOptions(parameters: [("Colour", "blue")]) }
+    #expect(throws: GeneratorError.self) { try GeneratorOptions(parameters: [("FileNaming", "Flat")]) }
+  }
+
+  @Test("file naming follows protoc-gen-swift's FileNaming")
+  func fileNaming() throws {
+    var proto = Google_Protobuf_FileDescriptorProto()
+    proto.name = "a/b/c.proto"
+    let file = try #require(DescriptorSet(protos: [proto]).files.first)
+    #expect(Generator.outputName(for: file) == "a/b/c.grpc-calls.swift")
+    #expect(Generator.outputName(for: file, naming: .pathToUnderscores) == "a_b_c.grpc-calls.swift")
+    #expect(Generator.outputName(for: file, naming: .dropPath) == "c.grpc-calls.swift")
   }
 }

@@ -334,8 +334,6 @@ public final class GRPCCall2: Sendable {
     var head: (any RequestLink)?
     var call: GRPCCall2?
   }
-
-  static let logger = Logger(label: "grpc-calls")
 }
 
 /// The top of a call's response path: passes responses to the call, without keeping it alive.

@@ -60,7 +60,7 @@ extension InteropClient {
       call.cancel()
       try await recorder.expectClose(.cancelled, message: "Canceled by app")
     case .cancelAfterFirstResponse:
-      let box = Mutex<GRPCStreamingProtoCall?>(nil)
+      let box = Mutex<GRPCStreamingProtoCall<Grpc_Testing_StreamingOutputCallRequest, Grpc_Testing_StreamingOutputCallResponse>?>(nil)
       let cancelling = ProtoCallRecorder { index in
         if index == 0 { box.withLock { $0 }?.cancel() }
       }

@@ -10,38 +10,38 @@ public import GRPCProtoCalls
 /// performance with various types of payload.
 public protocol TestService2: Sendable {
   /// One empty request followed by one empty response.
-  func emptyCall(message: Grpc_Testing_Empty, responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions?) -> GRPCUnaryProtoCall
+  func emptyCall(message: Grpc_Testing_Empty, responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_Empty>, callOptions: GRPCCallOptions?) -> GRPCUnaryProtoCall
 
   /// One request followed by one response.
-  func unaryCall(message: Grpc_Testing_SimpleRequest, responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions?) -> GRPCUnaryProtoCall
+  func unaryCall(message: Grpc_Testing_SimpleRequest, responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_SimpleResponse>, callOptions: GRPCCallOptions?) -> GRPCUnaryProtoCall
 
   /// One request followed by one response. Response has cache control
   /// headers set such that a caching HTTP proxy (such as GFE) can
   /// satisfy subsequent requests.
-  func cacheableUnaryCall(message: Grpc_Testing_SimpleRequest, responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions?) -> GRPCUnaryProtoCall
+  func cacheableUnaryCall(message: Grpc_Testing_SimpleRequest, responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_SimpleResponse>, callOptions: GRPCCallOptions?) -> GRPCUnaryProtoCall
 
   /// One request followed by a sequence of responses (streamed download).
   /// The server returns the payload with client desired type and sizes.
-  func streamingOutputCall(message: Grpc_Testing_StreamingOutputCallRequest, responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions?) -> GRPCUnaryProtoCall
+  func streamingOutputCall(message: Grpc_Testing_StreamingOutputCallRequest, responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_StreamingOutputCallResponse>, callOptions: GRPCCallOptions?) -> GRPCUnaryProtoCall
 
   /// A sequence of requests followed by one response (streamed upload).
   /// The server returns the aggregated size of client payload as the result.
-  func streamingInputCall(responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions?) -> GRPCStreamingProtoCall
+  func streamingInputCall(responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_StreamingInputCallResponse>, callOptions: GRPCCallOptions?) -> GRPCStreamingProtoCall<Grpc_Testing_StreamingInputCallRequest, Grpc_Testing_StreamingInputCallResponse>
 
   /// A sequence of requests with each request served by the server immediately.
   /// As one request could lead to multiple responses, this interface
   /// demonstrates the idea of full duplexing.
-  func fullDuplexCall(responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions?) -> GRPCStreamingProtoCall
+  func fullDuplexCall(responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_StreamingOutputCallResponse>, callOptions: GRPCCallOptions?) -> GRPCStreamingProtoCall<Grpc_Testing_StreamingOutputCallRequest, Grpc_Testing_StreamingOutputCallResponse>
 
   /// A sequence of requests followed by a sequence of responses.
   /// The server buffers all the client requests and then serves them in order. A
   /// stream of responses are returned to the client when the server starts with
   /// first request.
-  func halfDuplexCall(responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions?) -> GRPCStreamingProtoCall
+  func halfDuplexCall(responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_StreamingOutputCallResponse>, callOptions: GRPCCallOptions?) -> GRPCStreamingProtoCall<Grpc_Testing_StreamingOutputCallRequest, Grpc_Testing_StreamingOutputCallResponse>
 
   /// The test server will not implement this method. It will be used
   /// to test the behavior when clients call unimplemented methods.
-  func unimplementedCall(message: Grpc_Testing_Empty, responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions?) -> GRPCUnaryProtoCall
+  func unimplementedCall(message: Grpc_Testing_Empty, responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_Empty>, callOptions: GRPCCallOptions?) -> GRPCUnaryProtoCall
 }
 
 /// A simple service to test the various types of RPCs and experiment with
@@ -64,6 +64,99 @@ public final class TestService: GRPCProtoService, TestService2, @unchecked Senda
     )
   }
 
+  /// One empty request followed by one empty response.
+  public func emptyCall(message: Grpc_Testing_Empty, responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_Empty>, callOptions: GRPCCallOptions? = nil) -> GRPCUnaryProtoCall {
+    self.unaryCall(
+      method: "EmptyCall",
+      message: message,
+      responseHandler: responseHandler,
+      callOptions: callOptions
+    )
+  }
+
+  /// One request followed by one response.
+  public func unaryCall(message: Grpc_Testing_SimpleRequest, responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_SimpleResponse>, callOptions: GRPCCallOptions? = nil) -> GRPCUnaryProtoCall {
+    self.unaryCall(
+      method: "UnaryCall",
+      message: message,
+      responseHandler: responseHandler,
+      callOptions: callOptions
+    )
+  }
+
+  /// One request followed by one response. Response has cache control
+  /// headers set such that a caching HTTP proxy (such as GFE) can
+  /// satisfy subsequent requests.
+  public func cacheableUnaryCall(message: Grpc_Testing_SimpleRequest, responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_SimpleResponse>, callOptions: GRPCCallOptions? = nil) -> GRPCUnaryProtoCall {
+    self.unaryCall(
+      method: "CacheableUnaryCall",
+      message: message,
+      responseHandler: responseHandler,
+      callOptions: callOptions
+    )
+  }
+
+  /// One request followed by a sequence of responses (streamed download).
+  /// The server returns the payload with client desired type and sizes.
+  public func streamingOutputCall(message: Grpc_Testing_StreamingOutputCallRequest, responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_StreamingOutputCallResponse>, callOptions: GRPCCallOptions? = nil) -> GRPCUnaryProtoCall {
+    self.unaryCall(
+      method: "StreamingOutputCall",
+      message: message,
+      responseHandler: responseHandler,
+      callOptions: callOptions
+    )
+  }
+
+  /// A sequence of requests followed by one response (streamed upload).
+  /// The server returns the aggregated size of client payload as the result.
+  public func streamingInputCall(responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_StreamingInputCallResponse>, callOptions: GRPCCallOptions? = nil) -> GRPCStreamingProtoCall<Grpc_Testing_StreamingInputCallRequest, Grpc_Testing_StreamingInputCallResponse> {
+    self.streamingCall(
+      method: "StreamingInputCall",
+      requestClass: Grpc_Testing_StreamingInputCallRequest.self,
+      responseHandler: responseHandler,
+      callOptions: callOptions
+    )
+  }
+
+  /// A sequence of requests with each request served by the server immediately.
+  /// As one request could lead to multiple responses, this interface
+  /// demonstrates the idea of full duplexing.
+  public func fullDuplexCall(responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_StreamingOutputCallResponse>, callOptions: GRPCCallOptions? = nil) -> GRPCStreamingProtoCall<Grpc_Testing_StreamingOutputCallRequest, Grpc_Testing_StreamingOutputCallResponse> {
+    self.streamingCall(
+      method: "FullDuplexCall",
+      requestClass: Grpc_Testing_StreamingOutputCallRequest.self,
+      responseHandler: responseHandler,
+      callOptions: callOptions
+    )
+  }
+
+  /// A sequence of requests followed by a sequence of responses.
+  /// The server buffers all the client requests and then serves them in order. A
+  /// stream of responses are returned to the client when the server starts with
+  /// first request.
+  public func halfDuplexCall(responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_StreamingOutputCallResponse>, callOptions: GRPCCallOptions? = nil) -> GRPCStreamingProtoCall<Grpc_Testing_StreamingOutputCallRequest, Grpc_Testing_StreamingOutputCallResponse> {
+    self.streamingCall(
+      method: "HalfDuplexCall",
+      requestClass: Grpc_Testing_StreamingOutputCallRequest.self,
+      responseHandler: responseHandler,
+      callOptions: callOptions
+    )
+  }
+
+  /// The test server will not implement this method. It will be used
+  /// to test the behavior when clients call unimplemented methods.
+  public func unimplementedCall(message: Grpc_Testing_Empty, responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_Empty>, callOptions: GRPCCallOptions? = nil) -> GRPCUnaryProtoCall {
+    self.unaryCall(
+      method: "UnimplementedCall",
+      message: message,
+      responseHandler: responseHandler,
+      callOptions: callOptions
+    )
+  }
+}
+
+// Untyped handlers (GRPCProtoResponseHandler), as gRPC Objective-C's generated methods take.
+extension TestService {
   /// One empty request followed by one empty response.
   public func emptyCall(message: Grpc_Testing_Empty, responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions? = nil) -> GRPCUnaryProtoCall {
     self.unaryCall(
@@ -113,7 +206,7 @@ public final class TestService: GRPCProtoService, TestService2, @unchecked Senda
 
   /// A sequence of requests followed by one response (streamed upload).
   /// The server returns the aggregated size of client payload as the result.
-  public func streamingInputCall(responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions? = nil) -> GRPCStreamingProtoCall {
+  public func streamingInputCall(responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions? = nil) -> GRPCStreamingProtoCall<Grpc_Testing_StreamingInputCallRequest, Grpc_Testing_StreamingInputCallResponse> {
     self.streamingCall(
       method: "StreamingInputCall",
       requestClass: Grpc_Testing_StreamingInputCallRequest.self,
@@ -126,7 +219,7 @@ public final class TestService: GRPCProtoService, TestService2, @unchecked Senda
   /// A sequence of requests with each request served by the server immediately.
   /// As one request could lead to multiple responses, this interface
   /// demonstrates the idea of full duplexing.
-  public func fullDuplexCall(responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions? = nil) -> GRPCStreamingProtoCall {
+  public func fullDuplexCall(responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions? = nil) -> GRPCStreamingProtoCall<Grpc_Testing_StreamingOutputCallRequest, Grpc_Testing_StreamingOutputCallResponse> {
     self.streamingCall(
       method: "FullDuplexCall",
       requestClass: Grpc_Testing_StreamingOutputCallRequest.self,
@@ -140,7 +233,7 @@ public final class TestService: GRPCProtoService, TestService2, @unchecked Senda
   /// The server buffers all the client requests and then serves them in order. A
   /// stream of responses are returned to the client when the server starts with
   /// first request.
-  public func halfDuplexCall(responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions? = nil) -> GRPCStreamingProtoCall {
+  public func halfDuplexCall(responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions? = nil) -> GRPCStreamingProtoCall<Grpc_Testing_StreamingOutputCallRequest, Grpc_Testing_StreamingOutputCallResponse> {
     self.streamingCall(
       method: "HalfDuplexCall",
       requestClass: Grpc_Testing_StreamingOutputCallRequest.self,
@@ -293,7 +386,7 @@ extension TestService {
 /// that case.
 public protocol UnimplementedService2: Sendable {
   /// A call that no server should implement
-  func unimplementedCall(message: Grpc_Testing_Empty, responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions?) -> GRPCUnaryProtoCall
+  func unimplementedCall(message: Grpc_Testing_Empty, responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_Empty>, callOptions: GRPCCallOptions?) -> GRPCUnaryProtoCall
 }
 
 /// A simple service NOT implemented at servers so clients can test for
@@ -316,6 +409,19 @@ public final class UnimplementedService: GRPCProtoService, UnimplementedService2
     )
   }
 
+  /// A call that no server should implement
+  public func unimplementedCall(message: Grpc_Testing_Empty, responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_Empty>, callOptions: GRPCCallOptions? = nil) -> GRPCUnaryProtoCall {
+    self.unaryCall(
+      method: "UnimplementedCall",
+      message: message,
+      responseHandler: responseHandler,
+      callOptions: callOptions
+    )
+  }
+}
+
+// Untyped handlers (GRPCProtoResponseHandler), as gRPC Objective-C's generated methods take.
+extension UnimplementedService {
   /// A call that no server should implement
   public func unimplementedCall(message: Grpc_Testing_Empty, responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions? = nil) -> GRPCUnaryProtoCall {
     self.unaryCall(
@@ -346,9 +452,9 @@ extension UnimplementedService {
 
 /// A service used to control reconnect server.
 public protocol ReconnectService2: Sendable {
-  func start(message: Grpc_Testing_ReconnectParams, responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions?) -> GRPCUnaryProtoCall
+  func start(message: Grpc_Testing_ReconnectParams, responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_Empty>, callOptions: GRPCCallOptions?) -> GRPCUnaryProtoCall
 
-  func stop(message: Grpc_Testing_Empty, responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions?) -> GRPCUnaryProtoCall
+  func stop(message: Grpc_Testing_Empty, responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_ReconnectInfo>, callOptions: GRPCCallOptions?) -> GRPCUnaryProtoCall
 }
 
 /// A service used to control reconnect server.
@@ -370,6 +476,27 @@ public final class ReconnectService: GRPCProtoService, ReconnectService2, @unche
     )
   }
 
+  public func start(message: Grpc_Testing_ReconnectParams, responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_Empty>, callOptions: GRPCCallOptions? = nil) -> GRPCUnaryProtoCall {
+    self.unaryCall(
+      method: "Start",
+      message: message,
+      responseHandler: responseHandler,
+      callOptions: callOptions
+    )
+  }
+
+  public func stop(message: Grpc_Testing_Empty, responseHandler: some GRPCTypedResponseHandler<Grpc_Testing_ReconnectInfo>, callOptions: GRPCCallOptions? = nil) -> GRPCUnaryProtoCall {
+    self.unaryCall(
+      method: "Stop",
+      message: message,
+      responseHandler: responseHandler,
+      callOptions: callOptions
+    )
+  }
+}
+
+// Untyped handlers (GRPCProtoResponseHandler), as gRPC Objective-C's generated methods take.
+extension ReconnectService {
   public func start(message: Grpc_Testing_ReconnectParams, responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions? = nil) -> GRPCUnaryProtoCall {
     self.unaryCall(
       method: "Start",

@@ -9,7 +9,7 @@ import EchoMessages
 
 /// A service with no package: its path is /Echo/Method.
 package protocol Echo2: Sendable {
-  func get(message: Ping, responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions?) -> GRPCUnaryProtoCall
+  func get(message: Ping, responseHandler: some GRPCTypedResponseHandler<Ping>, callOptions: GRPCCallOptions?) -> GRPCUnaryProtoCall
 }
 
 /// A service with no package: its path is /Echo/Method.
@@ -31,6 +31,18 @@ package final class Echo: GRPCProtoService, Echo2, @unchecked Sendable {
     )
   }
 
+  package func get(message: Ping, responseHandler: some GRPCTypedResponseHandler<Ping>, callOptions: GRPCCallOptions? = nil) -> GRPCUnaryProtoCall {
+    self.unaryCall(
+      method: "Get",
+      message: message,
+      responseHandler: responseHandler,
+      callOptions: callOptions
+    )
+  }
+}
+
+// Untyped handlers (GRPCProtoResponseHandler), as gRPC Objective-C's generated methods take.
+extension Echo {
   package func get(message: Ping, responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions? = nil) -> GRPCUnaryProtoCall {
     self.unaryCall(
       method: "Get",

@@ -4,6 +4,7 @@ import GRPCCalls
 import GRPCCallsInterop
 import GRPCCallsTestSupport
 import GRPCCore
+import Logging
 import SwiftProtobuf
 import Testing
 
@@ -47,6 +48,44 @@ struct LifecycleTests {
       #expect(response.aggregatedPayloadSize == 10)
       #expect(server.recorder.rpcs.count == 1)
       try await CancellationTests.expectNothingMoreArrives(recorder)
+    }
+  }
+
+  @Test("misuse warns once per kind through GRPCCall2.logger, word for word")
+  func misuseWarnings() async throws {
+    let logs = CapturedLogs()
+    let previous = GRPCCall2.logger
+    GRPCCall2.logger = logs.logger
+    defer { GRPCCall2.logger = previous }
+    // A service of this test's own, so warnings from other tests running beside it differ.
+    let path = "/grpc.testing.MisuseProbe/Once"
+    func warnings() -> [String] {
+      logs.all.filter { $0.level == .warning && $0.message.contains(path) }.map(\.message)
+    }
+    try await withTestServer { server in
+      let (call, recorder) = try server.call("Once", service: "grpc.testing.MisuseProbe")
+      call.start()
+      call.start()
+      call.start()
+      call.finish()
+      call.writeData(Data([1]))
+      call.writeData(Data([2]))
+      _ = await recorder.waitForClose()
+
+      // Released holding writes, never started.
+      do {
+        let (dropped, _) = try server.call("Once", service: "grpc.testing.MisuseProbe")
+        dropped.writeData(Data([1]))
+        dropped.finish()
+      }
+      let all = await eventually { warnings().count >= 3 ? warnings() : nil } ?? warnings()
+      #expect(
+        all == [
+          "start() was called twice on a call to \(path); the second call does nothing",
+          "writeData(_:) after finish() on a call to \(path) is dropped",
+          "A call to \(path) was released without start(): its 2 buffered request(s) were never sent. Call start() to send them.",
+        ]
+      )
     }
   }
 
