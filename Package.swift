@@ -30,6 +30,8 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+    // Documentation only: `swift package generate-documentation` (scripts/build-docs.sh).
+    .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     // Tests only: certificates made at test time.
     .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
     .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -74,7 +76,10 @@ let package = Package(
     .plugin(
       name: "GRPCCallsPlugin",
       capability: .buildTool(),
-      dependencies: [.target(name: "protoc-gen-grpc-calls")]
+      dependencies: [
+        .target(name: "protoc-gen-grpc-calls"),
+        .product(name: "protoc-gen-swift", package: "swift-protobuf"),
+      ]
     ),
     .target(
       name: "GRPCCallsInterop",

@@ -66,7 +66,7 @@ start_server "$python" interop/python/server.py --port 0
 echo "--- grpc-calls load -> grpcio server (unary calls one at a time and 32 in flight, every face)"
 # grpcio answers a unary call before it reads our END_STREAM unless both leave together; a
 # client that sends them apart gets its streams reset and, past swift-nio-http2's reset limit,
-# its connection closed (DESIGN.md §8). Every call must succeed.
+# its connection closed (Design article, "Where the core needed help"). Every call must succeed.
 "$tool" load --server_host 127.0.0.1 --server_port "$port" --calls "${LOAD_CALLS:-5000}" \
   --concurrency 1,32 --api all || status=1
 

@@ -1,70 +1,99 @@
 import Foundation
 import PackagePlugin
 
-/// Generates grpc-calls clients for the `.proto` files of a target at build time.
+/// Generates message types and grpc-calls clients for the `.proto` files of a target at build
+/// time: swift-protobuf's `protoc-gen-swift` writes `<name>.pb.swift`, this package's
+/// `protoc-gen-grpc-calls` writes `<name>.grpc-calls.swift`.
 ///
-/// Add the plugin to a target and put `.proto` files in its sources. Each file's services
-/// become a `<name>.grpc-calls.swift` compiled into the target. Message types come from
-/// elsewhere (swift-protobuf's own plugin, or committed `protoc-gen-swift` output); name their
-/// module in `grpc-calls-config.json` when it is another one:
+/// Add the plugin to a target, put `.proto` files in its sources and, optionally, a
+/// `grpc-calls-config.json` beside them (every key is optional; these are the defaults):
 ///
 /// ```json
-/// { "visibility": "internal", "async": true, "extraModuleImports": ["MyMessages"],
-///   "importPaths": ["protos"] }
+/// {
+///   "visibility": "internal",
+///   "messages": true,
+///   "clients": true,
+///   "async": true,
+///   "shortServiceNames": false,
+///   "fileNaming": "FullPath",
+///   "importPaths": [],
+///   "moduleImports": [],
+///   "protocPath": null
+/// }
 /// ```
 ///
-/// protoc comes from `PROTOC_PATH`, or `protoc` on the `PATH`.
+/// protoc comes from `protocPath`, `PROTOC_PATH`, or `protoc` on the `PATH`.
 @main
 struct GRPCCallsPlugin: BuildToolPlugin {
-  struct Config: Decodable {
-    var visibility: String?
-    var async: Bool?
-    var extraModuleImports: [String]?
-    /// Directories, relative to the target, that imports are resolved against; the target's
-    /// own directory always is.
-    var importPaths: [String]?
-  }
-
-  struct PluginError: Error, CustomStringConvertible {
-    var description: String
-  }
-
   func createBuildCommands(context: PluginContext, target: any Target) async throws -> [Command] {
     guard let sourceTarget = target as? SourceModuleTarget else { return [] }
     let root = sourceTarget.directoryURL
     let protos = sourceTarget.sourceFiles(withSuffix: "proto").map(\.url)
     guard !protos.isEmpty else { return [] }
 
-    let configURL = root.appendingPathComponent("grpc-calls-config.json")
-    let config = FileManager.default.fileExists(atPath: configURL.path)
-      ? try JSONDecoder().decode(Config.self, from: Data(contentsOf: configURL))
-      : Config()
-    let protoc = try Self.protoc()
-    let generator = try context.tool(named: "protoc-gen-grpc-calls").url
+    let configURL = root.appendingPathComponent(PluginConfig.fileName)
+    let hasConfig = FileManager.default.fileExists(atPath: configURL.path)
+    let config = hasConfig ? try PluginConfig(contentsOf: configURL) : PluginConfig()
+    let protoc = try config.protocPath.map { URL(fileURLWithPath: $0) } ?? Self.protoc()
     let output = context.pluginWorkDirectoryURL
+    let includes = [root] + config.importPaths.map { root.appendingPathComponent($0) }
+    let configInputs = hasConfig ? [configURL] : []
 
-    var options = ["Visibility=\((config.visibility ?? "internal").capitalized)"]
-    if let async = config.async { options.append("Async=\(async)") }
-    for module in config.extraModuleImports ?? [] { options.append("ExtraModuleImports=\(module)") }
-    let includes = [root] + (config.importPaths ?? []).map { root.appendingPathComponent($0) }
-
-    return protos.map { proto in
-      let relative = String(proto.path.dropFirst(root.path.count + 1))
-      let generated = output.appendingPathComponent(
-        String(relative.dropLast(".proto".count)) + ".grpc-calls.swift"
-      )
-      var arguments = ["--plugin=protoc-gen-grpc-calls=\(generator.path)", "--grpc-calls_out=\(output.path)"]
-      arguments += options.map { "--grpc-calls_opt=\($0)" }
-      arguments += includes.map { "--proto_path=\($0.path)" }
-      arguments.append(proto.path)
-      return .buildCommand(
-        displayName: "Generating grpc-calls client for \(relative)",
-        executable: protoc,
-        arguments: arguments,
-        inputFiles: [proto, generator] + (FileManager.default.fileExists(atPath: configURL.path) ? [configURL] : []),
-        outputFiles: [generated]
+    var generators: [Generator] = []
+    if config.messages {
+      generators.append(
+        Generator(
+          name: "swift",
+          tool: try context.tool(named: "protoc-gen-swift").url,
+          options: ["Visibility=\(config.visibility.capitalized)", "FileNaming=\(config.fileNaming)"],
+          suffix: ".pb.swift",
+          label: "Swift messages"
+        )
       )
     }
+    if config.clients {
+      var options = [
+        "Visibility=\(config.visibility.capitalized)", "Async=\(config.async)",
+        "ShortServiceNames=\(config.shortServiceNames)", "FileNaming=\(config.fileNaming)",
+      ]
+      options += config.moduleImports.map { "ExtraModuleImports=\($0)" }
+      generators.append(
+        Generator(
+          name: "grpc-calls",
+          tool: try context.tool(named: "protoc-gen-grpc-calls").url,
+          options: options,
+          suffix: ".grpc-calls.swift",
+          label: "grpc-calls client"
+        )
+      )
+    }
+
+    return generators.flatMap { generator in
+      protos.map { proto in
+        let relative = String(proto.path.dropFirst(root.path.count + 1))
+        var arguments = ["--plugin=protoc-gen-\(generator.name)=\(generator.tool.path)"]
+        arguments.append("--\(generator.name)_out=\(output.path)")
+        arguments += generator.options.map { "--\(generator.name)_opt=\($0)" }
+        arguments += includes.map { "--proto_path=\($0.path)" }
+        arguments.append(proto.path)
+        return .buildCommand(
+          displayName: "Generating \(generator.label) for \(relative)",
+          executable: protoc,
+          arguments: arguments,
+          inputFiles: [proto, generator.tool] + configInputs,
+          outputFiles: [output.appendingPathComponent(config.outputName(relative, suffix: generator.suffix))]
+        )
+      }
+    }
+  }
+
+  /// One protoc plugin and what it writes.
+  struct Generator {
+    var name: String
+    var tool: URL
+    var options: [String]
+    var suffix: String
+    var label: String
   }
 
   private static func protoc() throws -> URL {
@@ -78,6 +107,17 @@ struct GRPCCallsPlugin: BuildToolPlugin {
         return candidate
       }
     }
-    throw PluginError(description: "protoc not found: install it (apt-get install protobuf-compiler) or set PROTOC_PATH")
+    throw PluginError(
+      "protoc not found: install it (apt-get install protobuf-compiler, brew install protobuf), "
+        + "or set protocPath in \(PluginConfig.fileName) or PROTOC_PATH"
+    )
+  }
+}
+
+struct PluginError: Error, CustomStringConvertible {
+  var description: String
+
+  init(_ description: String) {
+    self.description = description
   }
 }

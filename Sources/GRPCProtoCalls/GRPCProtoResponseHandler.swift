@@ -5,7 +5,7 @@ public import SwiftProtobuf
 
 /// Receives the responses of a proto call on a queue of its choosing.
 ///
-/// The order and guarantees are those of ``GRPCCalls/GRPCResponseHandler``: initial metadata,
+/// The order and guarantees are those of `GRPCResponseHandler`: initial metadata,
 /// then messages, then exactly one close, all on ``dispatchQueue``. Every callback has a default
 /// that does nothing.
 public protocol GRPCProtoResponseHandler: Sendable {

@@ -19,7 +19,7 @@ open class GRPCProtoService: @unchecked Sendable {
   // @unchecked: every stored property is a constant of a Sendable type; subclasses made by
   // the code generator add none.
 
-  /// The server: `name[:port]` or a target with a scheme (see ``GRPCCalls/GRPCRequestOptions``).
+  /// The server: `name[:port]` or a target with a scheme (see `GRPCRequestOptions`).
   public let host: String
   /// The proto package; may be empty.
   public let packageName: String

@@ -4,7 +4,7 @@ public import SwiftProtobuf
 
 /// Serializes `Request` messages and parses `Response` messages with SwiftProtobuf.
 ///
-/// The proto calls set it as the call's ``GRPCCalls/GRPCCallOptions/marshaller``, so
+/// The proto calls set it as the call's `GRPCCallOptions/marshaller`, so
 /// interceptors see typed messages and bytes exist only below them.
 public struct GRPCProtobufMarshaller<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>:
   GRPCMarshaller

@@ -7,7 +7,7 @@ public import SwiftProtobuf
 /// ``GRPCProtoResponseHandler``, which generated methods take, so that a handler for another
 /// message type is a compile error.
 ///
-/// The order and guarantees are those of ``GRPCCalls/GRPCResponseHandler``: initial metadata,
+/// The order and guarantees are those of `GRPCResponseHandler`: initial metadata,
 /// then messages, then exactly one close, all on ``dispatchQueue``. Every callback but
 /// ``didReceiveMessage(_:)`` has a default that does nothing. For closures instead of a type,
 /// use ``GRPCResponseCallbacks``.

@@ -107,7 +107,7 @@ public func eventually<T: Sendable>(upTo seconds: Double = 30, _ value: () -> T?
   return value()
 }
 
-/// The path a test's calls take to the core (DESIGN.md §2): the transport's stream directly, or
+/// The path a test's calls take to the core (Design article, "The path of a call"): the transport's stream directly, or
 /// `GRPCClient`.
 ///
 /// Calls without a retry policy take the raw path; `GRPC_CALLS_RPC_PATH=client swift test`

@@ -7,7 +7,7 @@ internal import Synchronization
 ///
 /// It starts with the options the last interceptor passed on (the call's own when there are
 /// none), except the transport, which was fixed when the call was made. Two paths lead to the
-/// core (DESIGN.md §2): a call with a retry or hedging policy runs through `GRPCClient`, whose
+/// core (Design article, "The path of a call"): a call with a retry or hedging policy runs through `GRPCClient`, whose
 /// executor owns them; every other call runs on the transport's stream directly (the raw path,
 /// ``RawExchange``), which costs no executor, task group or deadline task. Both map deadlines,
 /// cancellation, size limits, compression and errors the same way.
@@ -17,7 +17,7 @@ internal import Synchronization
 /// leaves with END_STREAM in one flush: the method is described to the transport as having a
 /// unary request, so it holds the headers and message until the half-close. A peer that answers
 /// before our END_STREAM resets the stream, and enough resets make swift-nio-http2 close the
-/// whole connection (DESIGN.md §8).
+/// whole connection (Design article, "Where the core needed help").
 ///
 /// Its state lives in one machine (``StateMachine``); the close travels up exactly once.
 final class GRPCCall2Internal: Sendable {
@@ -338,7 +338,7 @@ final class GRPCCall2Internal: Sendable {
       options.timeout = .seconds(callOptions.timeout)
     }
     // The HTTP/2 transport limits *response* messages by `maxRequestMessageBytes` and ignores
-    // `maxResponseMessageBytes` (DESIGN.md §8), so set both.
+    // `maxResponseMessageBytes` (Design article, "Where the core needed help"), so set both.
     options.maxRequestMessageBytes = key.responseSizeLimit
     options.maxResponseMessageBytes = key.responseSizeLimit
     options.compression = key.compression.core

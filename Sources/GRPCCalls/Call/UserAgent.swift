@@ -1,6 +1,6 @@
 /// The `user-agent` every call sends: `<prefix> grpc-calls/<version> <suffix>`.
 ///
-/// The core's HTTP/2 transport sends none (DESIGN.md §8), so the library adds it as request
+/// The core's HTTP/2 transport sends none (Design article, "Where the core needed help"), so the library adds it as request
 /// metadata, as gRPC core adds its own primary user agent.
 enum UserAgent {
   static let libraryToken = "grpc-calls/\(GRPCCallsVersion.string)"

@@ -64,7 +64,7 @@ extension ChannelKey {
   /// What each new TCP connection gets before it connects: the connect timeout and, under TLS,
   /// the handler that names the certificate's hosts when verification fails. `nil` if neither.
   private var connectionSetUp: (@Sendable (any Channel) -> EventLoopFuture<Void>)? {
-    // The transport has no connect-timeout setting (DESIGN.md §8). This callback runs in the
+    // The transport has no connect-timeout setting (Design article, "Where the core needed help"). This callback runs in the
     // bootstrap's initializer, before the socket connects and after the TLS handler is added:
     // the socket option bounds the TCP connect, the handler the whole attempt up to the
     // server's first bytes.

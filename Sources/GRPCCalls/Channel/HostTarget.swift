@@ -3,7 +3,7 @@ internal import GRPCNIOTransportHTTP2Posix
 
 /// A call's `host` parsed into what the core resolves.
 ///
-/// Accepted forms (DESIGN.md §5): `name[:port]` and `[v6-literal][:port]` (no port means 443;
+/// Accepted forms (README, "Options"): `name[:port]` and `[v6-literal][:port]` (no port means 443;
 /// an IP literal becomes an address target, a name a DNS one),
 /// or a target with a scheme: `dns:name[:port]` (also `dns:///name:port`),
 /// `ipv4:addr:port[,addr:port…]`, `ipv6:[addr]:port[,…]`, `unix:path`. Several addresses are

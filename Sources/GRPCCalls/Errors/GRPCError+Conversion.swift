@@ -6,7 +6,7 @@ extension GRPCError {
   /// Converts an error raised while running a call into the error the call closes with.
   ///
   /// The core reports a cancelled RPC task either as a bare `CancellationError` or as
-  /// `RPCError(.unknown)` caused by one (DESIGN.md §8); both become `CANCELLED`.
+  /// `RPCError(.unknown)` caused by one (Design article, "Where the core needed help"); both become `CANCELLED`.
   ///
   /// - Parameters:
   ///   - error: What the core (or our own code) threw.

@@ -6,7 +6,7 @@ internal import Foundation
 /// The HTTP/2 transport checks each message's length prefix against its limit before buffering
 /// it and fails the stream with "... maximum payload size (max: N, actual: M)". Depending on
 /// where in the stream that happens, the RPC surfaces it as `RESOURCE_EXHAUSTED` or wrapped in
-/// another error (DESIGN.md §8). Either way the call reports `RESOURCE_EXHAUSTED` naming both
+/// another error (Design article, "Where the core needed help"). Either way the call reports `RESOURCE_EXHAUSTED` naming both
 /// sizes, the way gRPC core does.
 ///
 /// A compressed message is limited by its decompressed size: the transport stops inflating at

@@ -212,7 +212,7 @@ public struct GRPCCallOptions: Sendable {
 
   /// The `:authority` sent with every call; `nil` (the default) derives it from the host.
   ///
-  /// A channel-level option: the core sets the authority per connection (DESIGN.md §8). Under
+  /// A channel-level option: the core sets the authority per connection (Design article, "Where the core needed help"). Under
   /// TLS it is also the name the certificate is verified against, so it must equal
   /// ``hostNameOverride`` when both are set, or the call fails with `INVALID_ARGUMENT`.
   public var serverAuthority: String? {

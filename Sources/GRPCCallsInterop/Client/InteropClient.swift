@@ -4,7 +4,7 @@ internal import GRPCCore
 internal import SwiftProtobuf
 
 /// Runs the interop cases against a server through the library: the generated client's
-/// callback or async methods, or ``GRPCCall2`` directly.
+/// callback or async methods, or `GRPCCall2` directly.
 public struct InteropClient: Sendable {
   /// The server, `host:port`.
   public var target: String
@@ -36,7 +36,7 @@ public struct InteropClient: Sendable {
     case generated
     /// The generated client's async/await methods.
     case async
-    /// ``GRPCCall2`` with serialized bytes: the raw call API.
+    /// `GRPCCall2` with serialized bytes: the raw call API.
     case raw
   }
 

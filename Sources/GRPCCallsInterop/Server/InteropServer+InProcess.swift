@@ -4,7 +4,7 @@ internal import GRPCInProcessTransport
 
 extension InteropServer {
   /// A transport factory whose channels each reach a TestService of their own, in this
-  /// process and with no network: register it in a ``GRPCTransportRegistry`` for tests that
+  /// process and with no network: register it in a `GRPCTransportRegistry` for tests that
   /// need no sockets.
   ///
   /// Each channel gets a fresh in-process transport pair and a server on its server side; the

@@ -52,7 +52,7 @@ public final class InteropServer: Sendable {
     self.serveTask = serveTask
   }
 
-  /// `host:port`, for ``GRPCRequestOptions``.
+  /// `host:port`, for `GRPCRequestOptions`.
   public var target: String { "\(self.host):\(self.port)" }
 
   /// Starts a server and waits until it listens.

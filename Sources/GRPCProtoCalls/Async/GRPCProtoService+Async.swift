@@ -2,7 +2,7 @@ public import GRPCCalls
 public import SwiftProtobuf
 internal import GRPCCore
 
-/// async/await calls, over the same ``GRPCCalls/GRPCCall2`` (interceptors included).
+/// async/await calls, over the same `GRPCCall2` (interceptors included).
 ///
 /// Streaming calls run with flow control on: responses are read as the caller iterates, and
 /// writes wait for the transport. A unary or server-streaming request leaves with the end of

@@ -6,7 +6,7 @@ public import SwiftProtobuf
 /// Each step of the iteration asks the call for one more message (flow control, L49), so a
 /// consumer that stops or slows down holds the server back through HTTP/2 flow control.
 /// Iteration ends after the last message of a call that closed with OK and throws the
-/// ``GRPCCalls/GRPCError`` of one that failed.
+/// `GRPCError` of one that failed.
 public struct GRPCResponseStream<Response: SwiftProtobuf.Message>: AsyncSequence, Sendable {
   public typealias Element = Response
 
@@ -40,7 +40,7 @@ public struct GRPCRequestWriter<Request: SwiftProtobuf.Message>: Sendable {
 
   /// Sends `message`; returns when the transport accepted it.
   ///
-  /// - Throws: The call's ``GRPCCalls/GRPCError`` when it ended first.
+  /// - Throws: The call's `GRPCError` when it ended first.
   public func write(_ message: Request) async throws {
     try await self.bridge.write(message)
   }

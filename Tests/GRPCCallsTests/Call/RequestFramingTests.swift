@@ -9,7 +9,7 @@ import Testing
 /// What a call puts on the wire, read back from the client's own bytes through a recording
 /// proxy: a request whose end is known before it is written leaves with END_STREAM on its DATA
 /// frame, in one flush, never as a separate empty frame (a peer that answers first would reset
-/// the half-open stream; DESIGN.md §8).
+/// the half-open stream; Design article, "Where the core needed help").
 @Suite("Request framing on the wire")
 struct RequestFramingTests {
   @Test("a unary request's DATA frame carries END_STREAM, on every face", arguments: RPCPath.allCases)

@@ -1,0 +1,40 @@
+// swift-tools-version:6.1
+// Apps whose clients grpc-calls' build plugin generates from .proto files at build time.
+//
+// - RouteGuide: messages and client from route_guide.proto with the plugin alone (the README's
+//   quick start); calls a RouteGuide server (`--port`) in all four shapes, callback and async.
+// - GeneratedClient: a client only, with its messages from another module; starts the interop
+//   server in-process and calls it.
+import PackageDescription
+
+let package = Package(
+  name: "Examples",
+  platforms: [.macOS(.v15)],
+  dependencies: [
+    .package(name: "grpc-calls", path: ".."),
+    .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
+  ],
+  targets: [
+    .executableTarget(
+      name: "RouteGuide",
+      dependencies: [
+        .product(name: "GRPCCalls", package: "grpc-calls"),
+        .product(name: "GRPCProtoCalls", package: "grpc-calls"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)],
+      plugins: [.plugin(name: "GRPCCallsPlugin", package: "grpc-calls")]
+    ),
+    .executableTarget(
+      name: "GeneratedClient",
+      dependencies: [
+        .product(name: "GRPCCalls", package: "grpc-calls"),
+        .product(name: "GRPCProtoCalls", package: "grpc-calls"),
+        // The grpc.testing message types and the interop server to talk to.
+        .product(name: "GRPCCallsInterop", package: "grpc-calls"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)],
+      plugins: [.plugin(name: "GRPCCallsPlugin", package: "grpc-calls")]
+    ),
+  ]
+)
