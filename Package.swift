@@ -15,6 +15,7 @@ let package = Package(
     .library(name: "GRPCCalls", targets: ["GRPCCalls"]),
     .library(name: "GRPCProtoCalls", targets: ["GRPCProtoCalls"]),
     .library(name: "GRPCCallsInterop", targets: ["GRPCCallsInterop"]),
+    .library(name: "GRPCLegacy", targets: ["GRPCLegacy"]),
     .executable(name: "grpc-calls", targets: ["grpc-calls"]),
     .executable(name: "protoc-gen-grpc-calls", targets: ["protoc-gen-grpc-calls"]),
     .library(name: "GRPCCallsCodeGen", targets: ["GRPCCallsCodeGen"]),
@@ -55,6 +56,14 @@ let package = Package(
         .target(name: "GRPCCalls"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    .target(
+      name: "GRPCLegacy",
+      dependencies: [
+        .target(name: "GRPCCalls"),
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -148,6 +157,17 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "GRPCInProcessTransport", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "GRPCLegacyTests",
+      dependencies: [
+        .target(name: "GRPCLegacy"),
+        .target(name: "GRPCCalls"),
+        .target(name: "GRPCCallsInterop"),
+        .target(name: "GRPCCallsTestSupport"),
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
       ],
       swiftSettings: swiftSettings
     ),

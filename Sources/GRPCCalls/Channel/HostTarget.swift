@@ -173,3 +173,13 @@ extension HostTarget: CustomStringConvertible {
     }
   }
 }
+
+extension GRPCRequestOptions {
+  /// `host` normalized as channels key it (`example.com` → `example.com:443`), for layers that
+  /// keep settings per host.
+  ///
+  /// - Throws: `INVALID_ARGUMENT` naming what is wrong with a malformed host.
+  package static func normalizedHost(_ host: String) throws(GRPCError) -> String {
+    try HostTarget(parsing: host).description
+  }
+}
