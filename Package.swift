@@ -168,6 +168,7 @@ let package = Package(
         .target(name: "GRPCCallsInterop"),
         .target(name: "GRPCCallsTestSupport"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
       ],
       swiftSettings: swiftSettings
     ),
