@@ -241,10 +241,13 @@ struct GRPCCallTests {
           completionHandler: { error in end.withLock { $0 = .some(error as? GRPCError) } }
         )
       )
-      // Wait for the server to stop: its count of written responses holds for a second.
+      // Wait for the first message and the pause it caused, however slow the machine.
+      let paused = await eventually(upTo: 60) { count.withLock { $0 } == 1 && call.state == .paused ? true : nil }
+      try #require(paused == true, "the first message never arrived")
+      // Then for the server to stop: its count of written responses holds for a second.
       var last = -1
       var steady = 0
-      for _ in 0..<300 where steady < 10 {
+      for _ in 0..<600 where steady < 10 {
         try await Task.sleep(for: .milliseconds(100))
         let written = server.recorder.streamedResponses
         steady = written == last ? steady + 1 : 0
