@@ -7,12 +7,14 @@ import GRPCProtoCalls
 import Testing
 
 /// What a call puts on the wire, read back from the client's own bytes through a recording
-/// proxy: a request whose end is known before it is written leaves with END_STREAM on its DATA
-/// frame, in one flush, never as a separate empty frame (a peer that answers first would reset
-/// the half-open stream; Design article, "Where the core needed help").
+/// proxy: a request whose end is known before it is written leaves with END_STREAM in the same
+/// flush as its message (a peer that answers first would reset the half-open stream; Design
+/// article, "Where the core needed help"). The transport writes the message's DATA frame as soon
+/// as it has it and, when the half-close comes a moment later, adds an empty END_STREAM frame —
+/// but it holds the flush until the half-close, so both leave together.
 @Suite("Request framing on the wire")
 struct RequestFramingTests {
-  @Test("a unary request's DATA frame carries END_STREAM, on every face", arguments: RPCPath.allCases)
+  @Test("a known request leaves with END_STREAM in the same flush as its message, on every face", arguments: RPCPath.allCases)
   func unaryDataCarriesEndStream(path: RPCPath) async throws {
     try await withFramingProxy(path: path) { server, target in
       // GRPCCall2 with the request and finish given before start.
@@ -42,7 +44,7 @@ struct RequestFramingTests {
 }
 
 /// Runs `body` against a test server behind a proxy that records what the client sends, then
-/// checks every stream's DATA: one frame, carrying END_STREAM.
+/// checks every stream's DATA: the message, then END_STREAM, all in one read of the proxy.
 ///
 /// - Parameter body: Makes calls to the target it is given; returns how many streams it made.
 func withFramingProxy(
@@ -56,10 +58,14 @@ func withFramingProxy(
     let frames = HTTP2Frame.parse(clientBytes: proxy.clientBytes)
     let dataByStream = Dictionary(grouping: frames.filter(\.isData), by: \.streamID)
     #expect(dataByStream.count == streams, "\(frames)")
+    let readEnds = proxy.clientReadEnds
     for (stream, data) in dataByStream {
-      #expect(data.count == 1, "stream \(stream) sent \(data.count) DATA frames: \(data)")
-      #expect(data.last?.endsStream == true, "stream \(stream): \(data)")
-      #expect(data.last.map { $0.length > 0 } == true, "stream \(stream) ended with an empty DATA frame")
+      guard let first = data.first, let last = data.last else { continue }
+      #expect(last.endsStream, "stream \(stream): \(data)")
+      #expect(first.length > 0, "stream \(stream) sent no message before its end: \(data)")
+      // No read ended between the message and END_STREAM: they left in one flush.
+      let split = readEnds.first { $0 > first.offset && $0 < last.end }
+      #expect(split == nil, "stream \(stream)'s DATA frames arrived in two reads: \(data), reads end at \(readEnds)")
     }
   }
 }

@@ -9,6 +9,11 @@ struct HTTP2Frame: Equatable, CustomStringConvertible {
   var flags: UInt8
   var streamID: UInt32
   var length: Int
+  /// Where the frame's header starts in the parsed bytes.
+  var offset = 0
+
+  /// Where the frame ends in the parsed bytes.
+  var end: Int { self.offset + 9 + self.length }
 
   var isData: Bool { self.type == Self.data }
   var endsStream: Bool { (self.type == Self.data || self.type == Self.headers) && self.flags & Self.endStream != 0 }
@@ -30,7 +35,9 @@ struct HTTP2Frame: Equatable, CustomStringConvertible {
         (UInt32(bytes[offset + 5]) & 0x7f) << 24 | UInt32(bytes[offset + 6]) << 16
         | UInt32(bytes[offset + 7]) << 8 | UInt32(bytes[offset + 8])
       guard offset + 9 + length <= bytes.count else { break }
-      frames.append(HTTP2Frame(type: bytes[offset + 3], flags: bytes[offset + 4], streamID: streamID, length: length))
+      frames.append(
+        HTTP2Frame(type: bytes[offset + 3], flags: bytes[offset + 4], streamID: streamID, length: length, offset: offset)
+      )
       offset += 9 + length
     }
     return frames

@@ -27,6 +27,10 @@ final class LoopbackProxy: Sendable {
     var nextLinkID = 0
     var closed = false
     var clientBytes: [UInt8] = []
+    /// Where each read of client bytes ended in ``clientBytes``: what one read got is, on
+    /// loopback, what the client flushed at once (or part of it, never two flushes' worth
+    /// when the reader keeps up).
+    var clientReadEnds: [Int] = []
   }
 
   /// A proxied connection: its two sockets, closed by the last of its two pump threads to
@@ -69,6 +73,10 @@ final class LoopbackProxy: Sendable {
   }
 
   /// Every byte clients sent so far, in order (one connection's worth per test, by design).
+  var clientReadEnds: [Int] {
+    self.state.withLock { $0.clientReadEnds }
+  }
+
   var clientBytes: [UInt8] {
     self.state.withLock { $0.clientBytes }
   }
@@ -162,7 +170,10 @@ final class LoopbackProxy: Sendable {
     while true {
       let count = read(source, &buffer, buffer.count)
       let (stalled, ended) = self.state.withLock { state in
-        if recording, count > 0 { state.clientBytes += buffer[0..<max(count, 0)] }
+        if recording, count > 0 {
+          state.clientBytes += buffer[0..<max(count, 0)]
+          state.clientReadEnds.append(state.clientBytes.count)
+        }
         return (state.stalled, state.links[id]?.ended ?? true)
       }
       if count <= 0 || ended {
