@@ -63,7 +63,9 @@ let package = Package(
       name: "GRPCLegacy",
       dependencies: [
         .target(name: "GRPCCalls"),
+        .target(name: "GRPCProtoCalls"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -95,6 +97,7 @@ let package = Package(
       dependencies: [
         .target(name: "GRPCCalls"),
         .target(name: "GRPCProtoCalls"),
+        .target(name: "GRPCLegacy"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
         .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
@@ -146,6 +149,8 @@ let package = Package(
       name: "GRPCCallsTests",
       dependencies: [
         .target(name: "GRPCCalls"),
+        // Interceptors see v1 calls as they see v2 ones (the global registry is this suite's).
+        .target(name: "GRPCLegacy"),
         .target(name: "GRPCProtoCalls"),
         .target(name: "GRPCCallsTestSupport"),
         .target(name: "GRPCCallsInterop"),

@@ -3,8 +3,8 @@
 //
 // - RouteGuide: messages and client from route_guide.proto with the plugin alone (the README's
 //   quick start); calls a RouteGuide server (`--port`) in all four shapes, callback and async.
-// - GeneratedClient: a client only, with its messages from another module; starts the interop
-//   server in-process and calls it.
+// - GeneratedClient: a client only, with its messages from another module and gRPC
+//   Objective-C's v1 methods too; starts the interop server in-process and calls it.
 import PackageDescription
 
 let package = Package(
@@ -30,6 +30,8 @@ let package = Package(
       dependencies: [
         .product(name: "GRPCCalls", package: "grpc-calls"),
         .product(name: "GRPCProtoCalls", package: "grpc-calls"),
+        // The v1 methods ("v1Compatibility": true).
+        .product(name: "GRPCLegacy", package: "grpc-calls"),
         // The grpc.testing message types and the interop server to talk to.
         .product(name: "GRPCCallsInterop", package: "grpc-calls"),
       ],

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Interop against an independent implementation: Python grpcio (gRPC C core).
 #
-#  1. grpc-calls interop (our client, through the generated client's callback and async methods
+#  1. grpc-calls interop (our client, through the generated client's callback, async and v1 methods
 #     and through GRPCCall2 directly: --api all) against the grpcio server, then grpc-calls load
 #     (LOAD_CALLS unary calls per face, one at a time and 32 in flight; default 5,000);
 #  2. grpc-calls interop against our own server, `grpc-calls serve`;

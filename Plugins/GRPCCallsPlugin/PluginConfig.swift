@@ -16,6 +16,10 @@ struct PluginConfig {
   var async = true
   /// Service types named `RouteGuide` rather than `Routeguide_RouteGuide`.
   var shortServiceNames = false
+  /// Whether clients also get gRPC Objective-C's v1 methods (they need the GRPCLegacy
+  /// product). Off here, unlike protoc-gen-grpc-calls' default: a package that starts from
+  /// the plugin has no v1 code to port, and should not need GRPCLegacy to build.
+  var v1Compatibility = false
   /// protoc-gen-swift's `FullPath`, `PathToUnderscores` or `DropPath`, for both generators.
   var fileNaming = "FullPath"
   /// Directories, relative to the target, that imports are resolved against; the target's own
@@ -42,8 +46,8 @@ struct PluginConfig {
       return typed
     }
     let known = [
-      "visibility", "messages", "clients", "async", "shortServiceNames", "fileNaming", "importPaths",
-      "moduleImports", "protocPath",
+      "visibility", "messages", "clients", "async", "shortServiceNames", "v1Compatibility", "fileNaming",
+      "importPaths", "moduleImports", "protocPath",
     ]
     if let unknown = json.keys.sorted().first(where: { !known.contains($0) }) {
       throw PluginError("\(Self.fileName): unknown key '\(unknown)'; known: \(known.joined(separator: ", "))")
@@ -56,6 +60,7 @@ struct PluginConfig {
     self.clients = try value("clients", Bool.self) ?? self.clients
     self.async = try value("async", Bool.self) ?? self.async
     self.shortServiceNames = try value("shortServiceNames", Bool.self) ?? self.shortServiceNames
+    self.v1Compatibility = try value("v1Compatibility", Bool.self) ?? self.v1Compatibility
     self.fileNaming = try value("fileNaming", String.self) ?? self.fileNaming
     guard ["FullPath", "PathToUnderscores", "DropPath"].contains(self.fileNaming) else {
       throw PluginError(

@@ -15,6 +15,7 @@ import PackagePlugin
 ///   "clients": true,
 ///   "async": true,
 ///   "shortServiceNames": false,
+///   "v1Compatibility": false,
 ///   "fileNaming": "FullPath",
 ///   "importPaths": [],
 ///   "moduleImports": [],
@@ -55,6 +56,7 @@ struct GRPCCallsPlugin: BuildToolPlugin {
       var options = [
         "Visibility=\(config.visibility.capitalized)", "Async=\(config.async)",
         "ShortServiceNames=\(config.shortServiceNames)", "FileNaming=\(config.fileNaming)",
+        "NoV1Compatibility=\(!config.v1Compatibility)",
       ]
       options += config.moduleImports.map { "ExtraModuleImports=\($0)" }
       generators.append(

@@ -34,6 +34,9 @@ public struct Generator: Sendable {
     let importAccess = self.options.visibility == .public ? "public " : ""
     out.line("\(importAccess)import GRPCCalls")
     out.line("\(importAccess)import GRPCProtoCalls")
+    if self.options.v1Compatibility {
+      out.line("\(importAccess)import GRPCLegacy")
+    }
     for module in self.options.extraModuleImports {
       out.line("\(importAccess)import \(module)")
     }

@@ -32,24 +32,30 @@ public struct GeneratorOptions: Sendable, Equatable {
   /// service of the same name then collide in one module.
   public var shortServiceNames = false
   public var fileNaming: FileNaming = .fullPath
+  /// Whether gRPC Objective-C's v1 methods are generated too (`<rpc>(with:handler:)`,
+  /// `rpcTo<Rpc>(with:handler:)`, on GRPCLegacy), as its plugin does unless
+  /// `GRPC_OBJC_NO_V1_COMPATIBILITY` is defined. The code then imports GRPCLegacy.
+  public var v1Compatibility = true
 
   public init(
     visibility: Visibility = .internal,
     async: Bool = true,
     extraModuleImports: [String] = [],
     shortServiceNames: Bool = false,
-    fileNaming: FileNaming = .fullPath
+    fileNaming: FileNaming = .fullPath,
+    v1Compatibility: Bool = true
   ) {
     self.visibility = visibility
     self.async = async
     self.extraModuleImports = extraModuleImports
     self.shortServiceNames = shortServiceNames
     self.fileNaming = fileNaming
+    self.v1Compatibility = v1Compatibility
   }
 
   /// Parses protoc's `--grpc-calls_opt` pairs: `Visibility=Public|Package|Internal`,
   /// `Async=true|false`, `ExtraModuleImports=Module` (repeatable), `ShortServiceNames=true|false`,
-  /// `FileNaming=FullPath|PathToUnderscores|DropPath`.
+  /// `FileNaming=FullPath|PathToUnderscores|DropPath`, `NoV1Compatibility[=true|false]`.
   ///
   /// - Throws: ``GeneratorError`` naming an unknown option or value.
   public init(parameters: [(key: String, value: String)]) throws {
@@ -75,9 +81,13 @@ public struct GeneratorOptions: Sendable, Equatable {
           throw GeneratorError("FileNaming must be FullPath, PathToUnderscores or DropPath, not '\(value)'")
         }
         self.fileNaming = naming
+      case "NoV1Compatibility":
+        // Bare, as a flag, or with a value.
+        self.v1Compatibility = value.isEmpty ? false : !(try bool(key, value))
       default:
         throw GeneratorError(
-          "Unknown option '\(key)'; known: Visibility, Async, ExtraModuleImports, ShortServiceNames, FileNaming"
+          "Unknown option '\(key)'; known: Visibility, Async, ExtraModuleImports, ShortServiceNames, FileNaming, "
+            + "NoV1Compatibility"
         )
       }
     }

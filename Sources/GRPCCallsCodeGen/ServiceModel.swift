@@ -1,3 +1,4 @@
+internal import Foundation
 public import SwiftProtobufPluginLibrary
 
 /// What the generator needs of a service: names, Swift types and comments, free of descriptors.
@@ -6,6 +7,9 @@ public struct ServiceModel: Sendable, Equatable {
   public var className: String { SwiftNames.quoted(self.typeName) }
   /// The generated protocol (L38's `<Service>2`).
   public var protocolName: String { self.typeName + "2" }
+  /// The v1 protocol: gRPC Objective-C's `<Service>`, named as Swift imports an Objective-C
+  /// protocol that shares its name with a class.
+  public var v1ProtocolName: String { self.typeName + "Protocol" }
 
   public struct Method: Sendable, Equatable {
     /// The name in the proto, e.g. `UnaryCall`: used on the wire.
@@ -18,6 +22,9 @@ public struct ServiceModel: Sendable, Equatable {
     public var serverStreaming: Bool
     /// The proto comments as `///` lines, or empty.
     public var comments: String
+
+    /// The v1 method that returns the call unstarted, e.g. `rpcToUnaryCall`.
+    public var v1CallName: String { "rpcTo" + NamingUtils.toUpperCamelCase(self.protoName) }
   }
 
   /// The proto package, possibly empty.
@@ -64,6 +71,11 @@ enum SwiftNames {
   static func typeBaseName(_ protoName: String) -> String {
     let name = NamingUtils.toUpperCamelCase(protoName)
     return ["Type", "Protocol", "Self", "Any"].contains(name) ? name + "Service" : name
+  }
+
+  /// `text` as a Swift string literal.
+  static func literal(_ text: String) -> String {
+    "\"\(text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\""))\""
   }
 
   static func quoted(_ name: String) -> String {

@@ -14,6 +14,10 @@ struct ServiceRenderer {
     self.renderClass(into: &out)
     out.blankLine()
     self.renderUntyped(into: &out)
+    if self.options.v1Compatibility {
+      out.blankLine()
+      V1Renderer(service: self.service, access: self.access).render(into: &out)
+    }
     if self.options.async {
       out.blankLine()
       self.renderAsync(into: &out)
@@ -41,11 +45,12 @@ struct ServiceRenderer {
     out.indented { out in
       out.line("// @unchecked: GRPCProtoService holds only constants, and this class adds none.")
       out.blankLine()
-      out.line("/// A client of `\(self.fullServiceName)` on `host`.")
+      out.line("/// A client of `\(self.fullServiceName)` on `host`; calls without options of their own use")
+      out.line("/// `callOptions` (or, for v1 calls, the host's `GRPCHost` settings when it is `nil`).")
       out.line("\(self.access) init(")
       out.indented { out in
         out.line("host: String,")
-        out.line("callOptions: GRPCCallOptions = GRPCCallOptions(),")
+        out.line("callOptions: GRPCCallOptions? = nil,")
         out.line("channelPool: GRPCChannelPool = .shared")
       }
       out.line(") {")
@@ -234,6 +239,6 @@ struct ServiceRenderer {
   }
 
   private func literal(_ text: String) -> String {
-    "\"\(text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\""))\""
+    SwiftNames.literal(text)
   }
 }

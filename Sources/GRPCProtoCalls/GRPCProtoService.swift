@@ -27,6 +27,9 @@ open class GRPCProtoService: @unchecked Sendable {
   public let serviceName: String
   /// The pool the service's calls take channels from.
   public let channelPool: GRPCChannelPool
+  /// The options given at init, if any: v1 calls (GRPCLegacy) without them read the host's
+  /// settings instead, as gRPC Objective-C's v1 initializer did.
+  package let explicitOptions: GRPCCallOptions?
   private let defaultOptions: GRPCCallOptions
 
   /// Creates a service.
@@ -35,19 +38,22 @@ open class GRPCProtoService: @unchecked Sendable {
   ///   - host: The server.
   ///   - packageName: The proto package (`""` for none: paths are `/Service/Method`).
   ///   - serviceName: The service.
-  ///   - callOptions: The options of calls that do not bring their own.
+  ///   - callOptions: The options of calls that do not bring their own; `nil` (gRPC
+  ///     Objective-C's v1 initializer) means default options, and the host's settings
+  ///     (`GRPCHost`) for v1 calls.
   ///   - channelPool: The pool to take channels from; the shared pool by default.
   public init(
     host: String,
     packageName: String,
     serviceName: String,
-    callOptions: GRPCCallOptions = GRPCCallOptions(),
+    callOptions: GRPCCallOptions? = nil,
     channelPool: GRPCChannelPool = .shared
   ) {
     self.host = host
     self.packageName = packageName
     self.serviceName = serviceName
-    self.defaultOptions = callOptions
+    self.explicitOptions = callOptions
+    self.defaultOptions = callOptions ?? GRPCCallOptions()
     self.channelPool = channelPool
   }
 

@@ -28,7 +28,7 @@ struct Interop: AsyncParsableCommand {
   var excludeTestCases = ""
 
   @Option(
-    help: "Which face of the library the cases use: generated (callbacks), async, raw (GRPCCall2), a comma-separated list, or all."
+    help: "Which face of the library the cases use: generated (callbacks), async, raw (GRPCCall2), legacy (v1 methods, GRX writers), a comma-separated list, or all."
   )
   var api = "generated"
 
@@ -87,7 +87,7 @@ struct Interop: AsyncParsableCommand {
     if self.api == "all" { return InteropClient.API.allCases }
     return try self.api.split(separator: ",").map { name in
       guard let api = InteropClient.API(rawValue: String(name)) else {
-        throw ValidationError("unknown API '\(name)'; known: generated, async, raw, all")
+        throw ValidationError("unknown API '\(name)'; known: generated, async, raw, legacy, all")
       }
       return api
     }

@@ -23,8 +23,8 @@ struct GoldenTests {
     Case(descriptorSet: "greeter", options: GeneratorOptions(), expected: "greeter.grpc-calls.swift"),
     Case(
       descriptorSet: "greeter",
-      options: GeneratorOptions(visibility: .public, async: false, shortServiceNames: true),
-      expected: "greeter.public-short-no-async.grpc-calls.swift"
+      options: GeneratorOptions(visibility: .public, async: false, shortServiceNames: true, v1Compatibility: false),
+      expected: "greeter.public-short-no-async-no-v1.grpc-calls.swift"
     ),
     Case(descriptorSet: "nested_deep_keywords", options: GeneratorOptions(), expected: "nested_deep_keywords.grpc-calls.swift"),
     Case(
@@ -95,6 +95,11 @@ struct GoldenTests {
     )
     let imports = try GeneratorOptions(parameters: [("ExtraModuleImports", "A"), ("ExtraModuleImports", "B")])
     #expect(imports.extraModuleImports == ["A", "B"])
+    #expect(GeneratorOptions().v1Compatibility)
+    #expect(try !GeneratorOptions(parameters: [("NoV1Compatibility", "")]).v1Compatibility)
+    #expect(try !GeneratorOptions(parameters: [("NoV1Compatibility", "true")]).v1Compatibility)
+    #expect(try GeneratorOptions(parameters: [("NoV1Compatibility", "false")]).v1Compatibility)
+    #expect(throws: GeneratorError.self) { try GeneratorOptions(parameters: [("NoV1Compatibility", "maybe")]) }
     #expect(throws: GeneratorError.self) { try GeneratorOptions(parameters: [("Visibility", "Secret")]) }
     #expect(throws: GeneratorError.self) { try GeneratorOptions(parameters: [("Colour", "blue")]) }
     #expect(throws: GeneratorError.self) { try GeneratorOptions(parameters: [("FileNaming", "Flat")]) }

@@ -1,6 +1,7 @@
 import Foundation
 import GRPCCalls
 import GRPCCallsInterop
+import GRPCLegacy
 import GRPCProtoCalls
 
 // The server: the interop TestService, in this process, on a free port.
@@ -14,6 +15,14 @@ var request = Grpc_Testing_SimpleRequest()
 request.responseSize = 1024
 let response = try await service.unaryCall(request)
 print("unary: \(response.payload.body.count) bytes")
+
+// gRPC Objective-C's v1 method ("v1Compatibility": true in grpc-calls-config.json).
+let v1Size = await withCheckedContinuation { continuation in
+  service.unaryCall(with: request) { response, error in
+    continuation.resume(returning: response?.payload.body.count ?? -1)
+  }
+}
+print("v1 unary: \(v1Size) bytes")
 
 var streamRequest = Grpc_Testing_StreamingOutputCallRequest()
 streamRequest.responseParameters = [10, 20, 30].map { size in
@@ -38,7 +47,7 @@ let echoed = try await service.fullDuplexCall { writer in
 print("bidirectional: \(echoed) responses")
 
 await server.stopAndWait()
-guard response.payload.body.count == 1024, sizes == [10, 20, 30], echoed == 3 else {
+guard response.payload.body.count == 1024, v1Size == 1024, sizes == [10, 20, 30], echoed == 3 else {
   print("FAILED: unexpected responses")
   exit(1)
 }

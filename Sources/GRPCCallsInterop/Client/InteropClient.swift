@@ -38,6 +38,8 @@ public struct InteropClient: Sendable {
     case async
     /// `GRPCCall2` with serialized bytes: the raw call API.
     case raw
+    /// The generated client's v1 methods (GRPCLegacy: GRX writers, `GRPCProtoCall`).
+    case legacy
   }
 
   /// Runs one case through `api`; throws ``InteropCaseFailure`` (or the call's error) when it
@@ -47,6 +49,7 @@ public struct InteropClient: Sendable {
     case .generated: try await self.runGenerated(testCase)
     case .async: try await self.runAsync(testCase)
     case .raw: try await self.runRaw(testCase)
+    case .legacy: try await self.runLegacy(testCase)
     }
   }
 

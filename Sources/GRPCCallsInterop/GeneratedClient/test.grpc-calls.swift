@@ -5,6 +5,7 @@
 
 public import GRPCCalls
 public import GRPCProtoCalls
+public import GRPCLegacy
 
 /// A simple service to test the various types of RPCs and experiment with
 /// performance with various types of payload.
@@ -49,10 +50,11 @@ public protocol TestService2: Sendable {
 public final class TestService: GRPCProtoService, TestService2, @unchecked Sendable {
   // @unchecked: GRPCProtoService holds only constants, and this class adds none.
 
-  /// A client of `grpc.testing.TestService` on `host`.
+  /// A client of `grpc.testing.TestService` on `host`; calls without options of their own use
+  /// `callOptions` (or, for v1 calls, the host's `GRPCHost` settings when it is `nil`).
   public init(
     host: String,
-    callOptions: GRPCCallOptions = GRPCCallOptions(),
+    callOptions: GRPCCallOptions? = nil,
     channelPool: GRPCChannelPool = .shared
   ) {
     super.init(
@@ -256,6 +258,220 @@ extension TestService {
   }
 }
 
+/// gRPC Objective-C's v1 methods (GRPCLegacy): each starts a `GRPCProtoCall` at once, or
+/// returns it unstarted (`rpcTo…`) to set its request headers first.
+public protocol TestServiceProtocol: Sendable {
+  /// One empty request followed by one empty response.
+  func emptyCall(with request: Grpc_Testing_Empty, handler: @escaping @Sendable (_ response: Grpc_Testing_Empty?, _ error: GRPCError?) -> Void)
+
+  /// One empty request followed by one empty response.
+  func rpcToEmptyCall(with request: Grpc_Testing_Empty, handler: @escaping @Sendable (_ response: Grpc_Testing_Empty?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+
+  /// One request followed by one response.
+  func unaryCall(with request: Grpc_Testing_SimpleRequest, handler: @escaping @Sendable (_ response: Grpc_Testing_SimpleResponse?, _ error: GRPCError?) -> Void)
+
+  /// One request followed by one response.
+  func rpcToUnaryCall(with request: Grpc_Testing_SimpleRequest, handler: @escaping @Sendable (_ response: Grpc_Testing_SimpleResponse?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+
+  /// One request followed by one response. Response has cache control
+  /// headers set such that a caching HTTP proxy (such as GFE) can
+  /// satisfy subsequent requests.
+  func cacheableUnaryCall(with request: Grpc_Testing_SimpleRequest, handler: @escaping @Sendable (_ response: Grpc_Testing_SimpleResponse?, _ error: GRPCError?) -> Void)
+
+  /// One request followed by one response. Response has cache control
+  /// headers set such that a caching HTTP proxy (such as GFE) can
+  /// satisfy subsequent requests.
+  func rpcToCacheableUnaryCall(with request: Grpc_Testing_SimpleRequest, handler: @escaping @Sendable (_ response: Grpc_Testing_SimpleResponse?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+
+  /// One request followed by a sequence of responses (streamed download).
+  /// The server returns the payload with client desired type and sizes.
+  func streamingOutputCall(with request: Grpc_Testing_StreamingOutputCallRequest, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Grpc_Testing_StreamingOutputCallResponse?, _ error: GRPCError?) -> Void)
+
+  /// One request followed by a sequence of responses (streamed download).
+  /// The server returns the payload with client desired type and sizes.
+  func rpcToStreamingOutputCall(with request: Grpc_Testing_StreamingOutputCallRequest, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Grpc_Testing_StreamingOutputCallResponse?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+
+  /// A sequence of requests followed by one response (streamed upload).
+  /// The server returns the aggregated size of client payload as the result.
+  func streamingInputCall(withRequestsWriter requestsWriter: GRXWriter, handler: @escaping @Sendable (_ response: Grpc_Testing_StreamingInputCallResponse?, _ error: GRPCError?) -> Void)
+
+  /// A sequence of requests followed by one response (streamed upload).
+  /// The server returns the aggregated size of client payload as the result.
+  func rpcToStreamingInputCall(withRequestsWriter requestsWriter: GRXWriter, handler: @escaping @Sendable (_ response: Grpc_Testing_StreamingInputCallResponse?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+
+  /// A sequence of requests with each request served by the server immediately.
+  /// As one request could lead to multiple responses, this interface
+  /// demonstrates the idea of full duplexing.
+  func fullDuplexCall(withRequestsWriter requestsWriter: GRXWriter, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Grpc_Testing_StreamingOutputCallResponse?, _ error: GRPCError?) -> Void)
+
+  /// A sequence of requests with each request served by the server immediately.
+  /// As one request could lead to multiple responses, this interface
+  /// demonstrates the idea of full duplexing.
+  func rpcToFullDuplexCall(withRequestsWriter requestsWriter: GRXWriter, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Grpc_Testing_StreamingOutputCallResponse?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+
+  /// A sequence of requests followed by a sequence of responses.
+  /// The server buffers all the client requests and then serves them in order. A
+  /// stream of responses are returned to the client when the server starts with
+  /// first request.
+  func halfDuplexCall(withRequestsWriter requestsWriter: GRXWriter, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Grpc_Testing_StreamingOutputCallResponse?, _ error: GRPCError?) -> Void)
+
+  /// A sequence of requests followed by a sequence of responses.
+  /// The server buffers all the client requests and then serves them in order. A
+  /// stream of responses are returned to the client when the server starts with
+  /// first request.
+  func rpcToHalfDuplexCall(withRequestsWriter requestsWriter: GRXWriter, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Grpc_Testing_StreamingOutputCallResponse?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+
+  /// The test server will not implement this method. It will be used
+  /// to test the behavior when clients call unimplemented methods.
+  func unimplementedCall(with request: Grpc_Testing_Empty, handler: @escaping @Sendable (_ response: Grpc_Testing_Empty?, _ error: GRPCError?) -> Void)
+
+  /// The test server will not implement this method. It will be used
+  /// to test the behavior when clients call unimplemented methods.
+  func rpcToUnimplementedCall(with request: Grpc_Testing_Empty, handler: @escaping @Sendable (_ response: Grpc_Testing_Empty?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+}
+
+extension TestService: TestServiceProtocol {
+  /// One empty request followed by one empty response.
+  public func emptyCall(with request: Grpc_Testing_Empty, handler: @escaping @Sendable (_ response: Grpc_Testing_Empty?, _ error: GRPCError?) -> Void) {
+    self.rpcToEmptyCall(with: request, handler: handler).start()
+  }
+
+  /// One empty request followed by one empty response.
+  public func rpcToEmptyCall(with request: Grpc_Testing_Empty, handler: @escaping @Sendable (_ response: Grpc_Testing_Empty?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "EmptyCall",
+      requestsWriter: GRXWriter(value: request),
+      responseClass: Grpc_Testing_Empty.self,
+      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+    )
+  }
+
+  /// One request followed by one response.
+  public func unaryCall(with request: Grpc_Testing_SimpleRequest, handler: @escaping @Sendable (_ response: Grpc_Testing_SimpleResponse?, _ error: GRPCError?) -> Void) {
+    self.rpcToUnaryCall(with: request, handler: handler).start()
+  }
+
+  /// One request followed by one response.
+  public func rpcToUnaryCall(with request: Grpc_Testing_SimpleRequest, handler: @escaping @Sendable (_ response: Grpc_Testing_SimpleResponse?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "UnaryCall",
+      requestsWriter: GRXWriter(value: request),
+      responseClass: Grpc_Testing_SimpleResponse.self,
+      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+    )
+  }
+
+  /// One request followed by one response. Response has cache control
+  /// headers set such that a caching HTTP proxy (such as GFE) can
+  /// satisfy subsequent requests.
+  public func cacheableUnaryCall(with request: Grpc_Testing_SimpleRequest, handler: @escaping @Sendable (_ response: Grpc_Testing_SimpleResponse?, _ error: GRPCError?) -> Void) {
+    self.rpcToCacheableUnaryCall(with: request, handler: handler).start()
+  }
+
+  /// One request followed by one response. Response has cache control
+  /// headers set such that a caching HTTP proxy (such as GFE) can
+  /// satisfy subsequent requests.
+  public func rpcToCacheableUnaryCall(with request: Grpc_Testing_SimpleRequest, handler: @escaping @Sendable (_ response: Grpc_Testing_SimpleResponse?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "CacheableUnaryCall",
+      requestsWriter: GRXWriter(value: request),
+      responseClass: Grpc_Testing_SimpleResponse.self,
+      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+    )
+  }
+
+  /// One request followed by a sequence of responses (streamed download).
+  /// The server returns the payload with client desired type and sizes.
+  public func streamingOutputCall(with request: Grpc_Testing_StreamingOutputCallRequest, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Grpc_Testing_StreamingOutputCallResponse?, _ error: GRPCError?) -> Void) {
+    self.rpcToStreamingOutputCall(with: request, eventHandler: eventHandler).start()
+  }
+
+  /// One request followed by a sequence of responses (streamed download).
+  /// The server returns the payload with client desired type and sizes.
+  public func rpcToStreamingOutputCall(with request: Grpc_Testing_StreamingOutputCallRequest, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Grpc_Testing_StreamingOutputCallResponse?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "StreamingOutputCall",
+      requestsWriter: GRXWriter(value: request),
+      responseClass: Grpc_Testing_StreamingOutputCallResponse.self,
+      responsesWriteable: GRXHandlerWriteable.eventHandler(eventHandler)
+    )
+  }
+
+  /// A sequence of requests followed by one response (streamed upload).
+  /// The server returns the aggregated size of client payload as the result.
+  public func streamingInputCall(withRequestsWriter requestsWriter: GRXWriter, handler: @escaping @Sendable (_ response: Grpc_Testing_StreamingInputCallResponse?, _ error: GRPCError?) -> Void) {
+    self.rpcToStreamingInputCall(withRequestsWriter: requestsWriter, handler: handler).start()
+  }
+
+  /// A sequence of requests followed by one response (streamed upload).
+  /// The server returns the aggregated size of client payload as the result.
+  public func rpcToStreamingInputCall(withRequestsWriter requestsWriter: GRXWriter, handler: @escaping @Sendable (_ response: Grpc_Testing_StreamingInputCallResponse?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "StreamingInputCall",
+      requestsWriter: requestsWriter,
+      responseClass: Grpc_Testing_StreamingInputCallResponse.self,
+      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+    )
+  }
+
+  /// A sequence of requests with each request served by the server immediately.
+  /// As one request could lead to multiple responses, this interface
+  /// demonstrates the idea of full duplexing.
+  public func fullDuplexCall(withRequestsWriter requestsWriter: GRXWriter, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Grpc_Testing_StreamingOutputCallResponse?, _ error: GRPCError?) -> Void) {
+    self.rpcToFullDuplexCall(withRequestsWriter: requestsWriter, eventHandler: eventHandler).start()
+  }
+
+  /// A sequence of requests with each request served by the server immediately.
+  /// As one request could lead to multiple responses, this interface
+  /// demonstrates the idea of full duplexing.
+  public func rpcToFullDuplexCall(withRequestsWriter requestsWriter: GRXWriter, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Grpc_Testing_StreamingOutputCallResponse?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "FullDuplexCall",
+      requestsWriter: requestsWriter,
+      responseClass: Grpc_Testing_StreamingOutputCallResponse.self,
+      responsesWriteable: GRXHandlerWriteable.eventHandler(eventHandler)
+    )
+  }
+
+  /// A sequence of requests followed by a sequence of responses.
+  /// The server buffers all the client requests and then serves them in order. A
+  /// stream of responses are returned to the client when the server starts with
+  /// first request.
+  public func halfDuplexCall(withRequestsWriter requestsWriter: GRXWriter, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Grpc_Testing_StreamingOutputCallResponse?, _ error: GRPCError?) -> Void) {
+    self.rpcToHalfDuplexCall(withRequestsWriter: requestsWriter, eventHandler: eventHandler).start()
+  }
+
+  /// A sequence of requests followed by a sequence of responses.
+  /// The server buffers all the client requests and then serves them in order. A
+  /// stream of responses are returned to the client when the server starts with
+  /// first request.
+  public func rpcToHalfDuplexCall(withRequestsWriter requestsWriter: GRXWriter, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Grpc_Testing_StreamingOutputCallResponse?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "HalfDuplexCall",
+      requestsWriter: requestsWriter,
+      responseClass: Grpc_Testing_StreamingOutputCallResponse.self,
+      responsesWriteable: GRXHandlerWriteable.eventHandler(eventHandler)
+    )
+  }
+
+  /// The test server will not implement this method. It will be used
+  /// to test the behavior when clients call unimplemented methods.
+  public func unimplementedCall(with request: Grpc_Testing_Empty, handler: @escaping @Sendable (_ response: Grpc_Testing_Empty?, _ error: GRPCError?) -> Void) {
+    self.rpcToUnimplementedCall(with: request, handler: handler).start()
+  }
+
+  /// The test server will not implement this method. It will be used
+  /// to test the behavior when clients call unimplemented methods.
+  public func rpcToUnimplementedCall(with request: Grpc_Testing_Empty, handler: @escaping @Sendable (_ response: Grpc_Testing_Empty?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "UnimplementedCall",
+      requestsWriter: GRXWriter(value: request),
+      responseClass: Grpc_Testing_Empty.self,
+      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+    )
+  }
+}
+
 // async/await: each call is flow controlled; cancelling the task cancels the RPC.
 extension TestService {
   /// One empty request followed by one empty response.
@@ -394,10 +610,11 @@ public protocol UnimplementedService2: Sendable {
 public final class UnimplementedService: GRPCProtoService, UnimplementedService2, @unchecked Sendable {
   // @unchecked: GRPCProtoService holds only constants, and this class adds none.
 
-  /// A client of `grpc.testing.UnimplementedService` on `host`.
+  /// A client of `grpc.testing.UnimplementedService` on `host`; calls without options of their own use
+  /// `callOptions` (or, for v1 calls, the host's `GRPCHost` settings when it is `nil`).
   public init(
     host: String,
-    callOptions: GRPCCallOptions = GRPCCallOptions(),
+    callOptions: GRPCCallOptions? = nil,
     channelPool: GRPCChannelPool = .shared
   ) {
     super.init(
@@ -434,6 +651,33 @@ extension UnimplementedService {
   }
 }
 
+/// gRPC Objective-C's v1 methods (GRPCLegacy): each starts a `GRPCProtoCall` at once, or
+/// returns it unstarted (`rpcTo…`) to set its request headers first.
+public protocol UnimplementedServiceProtocol: Sendable {
+  /// A call that no server should implement
+  func unimplementedCall(with request: Grpc_Testing_Empty, handler: @escaping @Sendable (_ response: Grpc_Testing_Empty?, _ error: GRPCError?) -> Void)
+
+  /// A call that no server should implement
+  func rpcToUnimplementedCall(with request: Grpc_Testing_Empty, handler: @escaping @Sendable (_ response: Grpc_Testing_Empty?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+}
+
+extension UnimplementedService: UnimplementedServiceProtocol {
+  /// A call that no server should implement
+  public func unimplementedCall(with request: Grpc_Testing_Empty, handler: @escaping @Sendable (_ response: Grpc_Testing_Empty?, _ error: GRPCError?) -> Void) {
+    self.rpcToUnimplementedCall(with: request, handler: handler).start()
+  }
+
+  /// A call that no server should implement
+  public func rpcToUnimplementedCall(with request: Grpc_Testing_Empty, handler: @escaping @Sendable (_ response: Grpc_Testing_Empty?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "UnimplementedCall",
+      requestsWriter: GRXWriter(value: request),
+      responseClass: Grpc_Testing_Empty.self,
+      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+    )
+  }
+}
+
 // async/await: each call is flow controlled; cancelling the task cancels the RPC.
 extension UnimplementedService {
   /// A call that no server should implement
@@ -461,10 +705,11 @@ public protocol ReconnectService2: Sendable {
 public final class ReconnectService: GRPCProtoService, ReconnectService2, @unchecked Sendable {
   // @unchecked: GRPCProtoService holds only constants, and this class adds none.
 
-  /// A client of `grpc.testing.ReconnectService` on `host`.
+  /// A client of `grpc.testing.ReconnectService` on `host`; calls without options of their own use
+  /// `callOptions` (or, for v1 calls, the host's `GRPCHost` settings when it is `nil`).
   public init(
     host: String,
-    callOptions: GRPCCallOptions = GRPCCallOptions(),
+    callOptions: GRPCCallOptions? = nil,
     channelPool: GRPCChannelPool = .shared
   ) {
     super.init(
@@ -514,6 +759,46 @@ extension ReconnectService {
       responseHandler: responseHandler,
       callOptions: callOptions,
       responseClass: Grpc_Testing_ReconnectInfo.self
+    )
+  }
+}
+
+/// gRPC Objective-C's v1 methods (GRPCLegacy): each starts a `GRPCProtoCall` at once, or
+/// returns it unstarted (`rpcTo…`) to set its request headers first.
+public protocol ReconnectServiceProtocol: Sendable {
+  func start(with request: Grpc_Testing_ReconnectParams, handler: @escaping @Sendable (_ response: Grpc_Testing_Empty?, _ error: GRPCError?) -> Void)
+
+  func rpcToStart(with request: Grpc_Testing_ReconnectParams, handler: @escaping @Sendable (_ response: Grpc_Testing_Empty?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+
+  func stop(with request: Grpc_Testing_Empty, handler: @escaping @Sendable (_ response: Grpc_Testing_ReconnectInfo?, _ error: GRPCError?) -> Void)
+
+  func rpcToStop(with request: Grpc_Testing_Empty, handler: @escaping @Sendable (_ response: Grpc_Testing_ReconnectInfo?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+}
+
+extension ReconnectService: ReconnectServiceProtocol {
+  public func start(with request: Grpc_Testing_ReconnectParams, handler: @escaping @Sendable (_ response: Grpc_Testing_Empty?, _ error: GRPCError?) -> Void) {
+    self.rpcToStart(with: request, handler: handler).start()
+  }
+
+  public func rpcToStart(with request: Grpc_Testing_ReconnectParams, handler: @escaping @Sendable (_ response: Grpc_Testing_Empty?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "Start",
+      requestsWriter: GRXWriter(value: request),
+      responseClass: Grpc_Testing_Empty.self,
+      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+    )
+  }
+
+  public func stop(with request: Grpc_Testing_Empty, handler: @escaping @Sendable (_ response: Grpc_Testing_ReconnectInfo?, _ error: GRPCError?) -> Void) {
+    self.rpcToStop(with: request, handler: handler).start()
+  }
+
+  public func rpcToStop(with request: Grpc_Testing_Empty, handler: @escaping @Sendable (_ response: Grpc_Testing_ReconnectInfo?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "Stop",
+      requestsWriter: GRXWriter(value: request),
+      responseClass: Grpc_Testing_ReconnectInfo.self,
+      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
     )
   }
 }

@@ -27,7 +27,7 @@ internal import Synchronization
 /// Responses arrive on ``setResponseDispatchQueue(_:)``'s queue: by default the main queue on
 /// Apple platforms, as in gRPC Objective-C, and a serial queue of the library's on Linux, where
 /// nothing services the main queue unless the app runs it.
-public final class GRPCCall: GRXWriter, @unchecked Sendable {
+public class GRPCCall: GRXWriter, @unchecked Sendable {
   // @unchecked: mutable state is in `state` behind its lock; GRXWriter's is behind its own.
 
   /// The server, as given.
@@ -38,6 +38,8 @@ public final class GRPCCall: GRXWriter, @unchecked Sendable {
   private let requestsWriter: GRXWriter
   private let explicitOptions: GRPCCallOptions?
   private let channelPool: GRPCChannelPool
+  /// Set by ``GRPCProtoCall``: requests are messages, responses parsed as this type.
+  private let protobuf: V1ProtobufMarshaller?
   private let locked = Mutex(Locked())
 
   private struct Locked {
@@ -87,6 +89,28 @@ public final class GRPCCall: GRXWriter, @unchecked Sendable {
     self.requestsWriter = requestsWriter
     self.explicitOptions = callOptions
     self.channelPool = channelPool
+    self.protobuf = nil
+    super.init()
+  }
+
+  /// A call whose requests are protobuf messages and whose responses are parsed as
+  /// `marshaller`'s response type (``GRPCProtoCall``).
+  init(
+    host: String,
+    path: String,
+    callSafety: GRPCCallSafety,
+    requestsWriter: GRXWriter,
+    callOptions: GRPCCallOptions?,
+    channelPool: GRPCChannelPool,
+    protobuf: V1ProtobufMarshaller
+  ) {
+    self.host = host
+    self.path = path
+    self.callSafety = callSafety
+    self.requestsWriter = requestsWriter
+    self.explicitOptions = callOptions
+    self.channelPool = channelPool
+    self.protobuf = protobuf
     super.init()
   }
 
@@ -192,6 +216,9 @@ public final class GRPCCall: GRXWriter, @unchecked Sendable {
   private func effectiveOptions() throws -> GRPCCallOptions {
     var options = try self.explicitOptions ?? GRPCHost.callOptions(forHost: self.host)
     options.enableFlowControl = true
+    if let protobuf = self.protobuf {
+      options.marshaller = protobuf
+    }
     self.locked.withLock { locked in
       options.initialMetadata.add(contentsOf: locked.requestHeaders)
       if locked.timeout > 0 { options.timeout = locked.timeout }
@@ -209,6 +236,12 @@ public final class GRPCCall: GRXWriter, @unchecked Sendable {
   }
 
   fileprivate func received(message: any Sendable) {
+    if let protobuf = self.protobuf, let wrongType = protobuf.mismatch(message) {
+      // An interceptor passed on something else: the writeable must not get it as a response.
+      self.finish(withError: wrongType)
+      self.cancel()
+      return
+    }
     self.emit(message)
     // One message at a time: ask for the next unless the writeable paused the call.
     let call = self.locked.withLock { locked -> GRPCCall2? in

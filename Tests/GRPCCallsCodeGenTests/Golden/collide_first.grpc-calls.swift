@@ -5,6 +5,7 @@
 
 import GRPCCalls
 import GRPCProtoCalls
+import GRPCLegacy
 
 internal protocol First_Hello_Greeter2: Sendable {
   func sayHello(message: First_Hello_HelloRequest, responseHandler: some GRPCTypedResponseHandler<First_Hello_HelloReply>, callOptions: GRPCCallOptions?) -> GRPCUnaryProtoCall
@@ -13,10 +14,11 @@ internal protocol First_Hello_Greeter2: Sendable {
 internal final class First_Hello_Greeter: GRPCProtoService, First_Hello_Greeter2, @unchecked Sendable {
   // @unchecked: GRPCProtoService holds only constants, and this class adds none.
 
-  /// A client of `first.hello.Greeter` on `host`.
+  /// A client of `first.hello.Greeter` on `host`; calls without options of their own use
+  /// `callOptions` (or, for v1 calls, the host's `GRPCHost` settings when it is `nil`).
   internal init(
     host: String,
-    callOptions: GRPCCallOptions = GRPCCallOptions(),
+    callOptions: GRPCCallOptions? = nil,
     channelPool: GRPCChannelPool = .shared
   ) {
     super.init(
@@ -47,6 +49,29 @@ extension First_Hello_Greeter {
       responseHandler: responseHandler,
       callOptions: callOptions,
       responseClass: First_Hello_HelloReply.self
+    )
+  }
+}
+
+/// gRPC Objective-C's v1 methods (GRPCLegacy): each starts a `GRPCProtoCall` at once, or
+/// returns it unstarted (`rpcTo…`) to set its request headers first.
+internal protocol First_Hello_GreeterProtocol: Sendable {
+  func sayHello(with request: First_Hello_HelloRequest, handler: @escaping @Sendable (_ response: First_Hello_HelloReply?, _ error: GRPCError?) -> Void)
+
+  func rpcToSayHello(with request: First_Hello_HelloRequest, handler: @escaping @Sendable (_ response: First_Hello_HelloReply?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+}
+
+extension First_Hello_Greeter: First_Hello_GreeterProtocol {
+  internal func sayHello(with request: First_Hello_HelloRequest, handler: @escaping @Sendable (_ response: First_Hello_HelloReply?, _ error: GRPCError?) -> Void) {
+    self.rpcToSayHello(with: request, handler: handler).start()
+  }
+
+  internal func rpcToSayHello(with request: First_Hello_HelloRequest, handler: @escaping @Sendable (_ response: First_Hello_HelloReply?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "SayHello",
+      requestsWriter: GRXWriter(value: request),
+      responseClass: First_Hello_HelloReply.self,
+      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
     )
   }
 }

@@ -5,6 +5,7 @@
 
 import GRPCCalls
 import GRPCProtoCalls
+import GRPCLegacy
 
 /// The same service name as first.proto's, in another package: both compile in one module.
 internal protocol Second_Hello_Greeter2: Sendable {
@@ -15,10 +16,11 @@ internal protocol Second_Hello_Greeter2: Sendable {
 internal final class Second_Hello_Greeter: GRPCProtoService, Second_Hello_Greeter2, @unchecked Sendable {
   // @unchecked: GRPCProtoService holds only constants, and this class adds none.
 
-  /// A client of `second.hello.Greeter` on `host`.
+  /// A client of `second.hello.Greeter` on `host`; calls without options of their own use
+  /// `callOptions` (or, for v1 calls, the host's `GRPCHost` settings when it is `nil`).
   internal init(
     host: String,
-    callOptions: GRPCCallOptions = GRPCCallOptions(),
+    callOptions: GRPCCallOptions? = nil,
     channelPool: GRPCChannelPool = .shared
   ) {
     super.init(
@@ -49,6 +51,29 @@ extension Second_Hello_Greeter {
       responseHandler: responseHandler,
       callOptions: callOptions,
       responseClass: Second_Hello_HelloReply.self
+    )
+  }
+}
+
+/// gRPC Objective-C's v1 methods (GRPCLegacy): each starts a `GRPCProtoCall` at once, or
+/// returns it unstarted (`rpcTo…`) to set its request headers first.
+internal protocol Second_Hello_GreeterProtocol: Sendable {
+  func sayHello(with request: Second_Hello_HelloRequest, handler: @escaping @Sendable (_ response: Second_Hello_HelloReply?, _ error: GRPCError?) -> Void)
+
+  func rpcToSayHello(with request: Second_Hello_HelloRequest, handler: @escaping @Sendable (_ response: Second_Hello_HelloReply?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+}
+
+extension Second_Hello_Greeter: Second_Hello_GreeterProtocol {
+  internal func sayHello(with request: Second_Hello_HelloRequest, handler: @escaping @Sendable (_ response: Second_Hello_HelloReply?, _ error: GRPCError?) -> Void) {
+    self.rpcToSayHello(with: request, handler: handler).start()
+  }
+
+  internal func rpcToSayHello(with request: Second_Hello_HelloRequest, handler: @escaping @Sendable (_ response: Second_Hello_HelloReply?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "SayHello",
+      requestsWriter: GRXWriter(value: request),
+      responseClass: Second_Hello_HelloReply.self,
+      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
     )
   }
 }

@@ -5,6 +5,7 @@
 
 import GRPCCalls
 import GRPCProtoCalls
+import GRPCLegacy
 
 /// Greets people, in every streaming shape.
 internal protocol Example_Greeter_V1_Greeter2: Sendable {
@@ -25,10 +26,11 @@ internal protocol Example_Greeter_V1_Greeter2: Sendable {
 internal final class Example_Greeter_V1_Greeter: GRPCProtoService, Example_Greeter_V1_Greeter2, @unchecked Sendable {
   // @unchecked: GRPCProtoService holds only constants, and this class adds none.
 
-  /// A client of `example.greeter.v1.Greeter` on `host`.
+  /// A client of `example.greeter.v1.Greeter` on `host`; calls without options of their own use
+  /// `callOptions` (or, for v1 calls, the host's `GRPCHost` settings when it is `nil`).
   internal init(
     host: String,
-    callOptions: GRPCCallOptions = GRPCCallOptions(),
+    callOptions: GRPCCallOptions? = nil,
     channelPool: GRPCChannelPool = .shared
   ) {
     super.init(
@@ -128,6 +130,96 @@ extension Example_Greeter_V1_Greeter {
   }
 }
 
+/// gRPC Objective-C's v1 methods (GRPCLegacy): each starts a `GRPCProtoCall` at once, or
+/// returns it unstarted (`rpcTo…`) to set its request headers first.
+internal protocol Example_Greeter_V1_GreeterProtocol: Sendable {
+  /// Greets once.
+  func sayHello(with request: Example_Greeter_V1_HelloRequest, handler: @escaping @Sendable (_ response: Example_Greeter_V1_HelloReply?, _ error: GRPCError?) -> Void)
+
+  /// Greets once.
+  func rpcToSayHello(with request: Example_Greeter_V1_HelloRequest, handler: @escaping @Sendable (_ response: Example_Greeter_V1_HelloReply?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+
+  /// Greets many times, one reply per greeting.
+  func sayHelloStream(with request: Example_Greeter_V1_HelloRequest, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Example_Greeter_V1_HelloReply?, _ error: GRPCError?) -> Void)
+
+  /// Greets many times, one reply per greeting.
+  func rpcToSayHelloStream(with request: Example_Greeter_V1_HelloRequest, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Example_Greeter_V1_HelloReply?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+
+  /// Takes many names and greets them all at once.
+  func sayHelloToAll(withRequestsWriter requestsWriter: GRXWriter, handler: @escaping @Sendable (_ response: Example_Greeter_V1_HelloReply?, _ error: GRPCError?) -> Void)
+
+  /// Takes many names and greets them all at once.
+  func rpcToSayHelloToAll(withRequestsWriter requestsWriter: GRXWriter, handler: @escaping @Sendable (_ response: Example_Greeter_V1_HelloReply?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+
+  /// Chats: a reply for each name, as they come.
+  func chat(withRequestsWriter requestsWriter: GRXWriter, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Example_Greeter_V1_HelloReply?, _ error: GRPCError?) -> Void)
+
+  /// Chats: a reply for each name, as they come.
+  func rpcToChat(withRequestsWriter requestsWriter: GRXWriter, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Example_Greeter_V1_HelloReply?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+}
+
+extension Example_Greeter_V1_Greeter: Example_Greeter_V1_GreeterProtocol {
+  /// Greets once.
+  internal func sayHello(with request: Example_Greeter_V1_HelloRequest, handler: @escaping @Sendable (_ response: Example_Greeter_V1_HelloReply?, _ error: GRPCError?) -> Void) {
+    self.rpcToSayHello(with: request, handler: handler).start()
+  }
+
+  /// Greets once.
+  internal func rpcToSayHello(with request: Example_Greeter_V1_HelloRequest, handler: @escaping @Sendable (_ response: Example_Greeter_V1_HelloReply?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "SayHello",
+      requestsWriter: GRXWriter(value: request),
+      responseClass: Example_Greeter_V1_HelloReply.self,
+      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+    )
+  }
+
+  /// Greets many times, one reply per greeting.
+  internal func sayHelloStream(with request: Example_Greeter_V1_HelloRequest, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Example_Greeter_V1_HelloReply?, _ error: GRPCError?) -> Void) {
+    self.rpcToSayHelloStream(with: request, eventHandler: eventHandler).start()
+  }
+
+  /// Greets many times, one reply per greeting.
+  internal func rpcToSayHelloStream(with request: Example_Greeter_V1_HelloRequest, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Example_Greeter_V1_HelloReply?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "SayHelloStream",
+      requestsWriter: GRXWriter(value: request),
+      responseClass: Example_Greeter_V1_HelloReply.self,
+      responsesWriteable: GRXHandlerWriteable.eventHandler(eventHandler)
+    )
+  }
+
+  /// Takes many names and greets them all at once.
+  internal func sayHelloToAll(withRequestsWriter requestsWriter: GRXWriter, handler: @escaping @Sendable (_ response: Example_Greeter_V1_HelloReply?, _ error: GRPCError?) -> Void) {
+    self.rpcToSayHelloToAll(withRequestsWriter: requestsWriter, handler: handler).start()
+  }
+
+  /// Takes many names and greets them all at once.
+  internal func rpcToSayHelloToAll(withRequestsWriter requestsWriter: GRXWriter, handler: @escaping @Sendable (_ response: Example_Greeter_V1_HelloReply?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "SayHelloToAll",
+      requestsWriter: requestsWriter,
+      responseClass: Example_Greeter_V1_HelloReply.self,
+      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+    )
+  }
+
+  /// Chats: a reply for each name, as they come.
+  internal func chat(withRequestsWriter requestsWriter: GRXWriter, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Example_Greeter_V1_HelloReply?, _ error: GRPCError?) -> Void) {
+    self.rpcToChat(withRequestsWriter: requestsWriter, eventHandler: eventHandler).start()
+  }
+
+  /// Chats: a reply for each name, as they come.
+  internal func rpcToChat(withRequestsWriter requestsWriter: GRXWriter, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Example_Greeter_V1_HelloReply?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "Chat",
+      requestsWriter: requestsWriter,
+      responseClass: Example_Greeter_V1_HelloReply.self,
+      responsesWriteable: GRXHandlerWriteable.eventHandler(eventHandler)
+    )
+  }
+}
+
 // async/await: each call is flow controlled; cancelling the task cancels the RPC.
 extension Example_Greeter_V1_Greeter {
   /// Greets once.
@@ -198,10 +290,11 @@ internal protocol Example_Greeter_V1_Farewell2: Sendable {
 internal final class Example_Greeter_V1_Farewell: GRPCProtoService, Example_Greeter_V1_Farewell2, @unchecked Sendable {
   // @unchecked: GRPCProtoService holds only constants, and this class adds none.
 
-  /// A client of `example.greeter.v1.Farewell` on `host`.
+  /// A client of `example.greeter.v1.Farewell` on `host`; calls without options of their own use
+  /// `callOptions` (or, for v1 calls, the host's `GRPCHost` settings when it is `nil`).
   internal init(
     host: String,
-    callOptions: GRPCCallOptions = GRPCCallOptions(),
+    callOptions: GRPCCallOptions? = nil,
     channelPool: GRPCChannelPool = .shared
   ) {
     super.init(
@@ -232,6 +325,29 @@ extension Example_Greeter_V1_Farewell {
       responseHandler: responseHandler,
       callOptions: callOptions,
       responseClass: Example_Greeter_V1_HelloReply.self
+    )
+  }
+}
+
+/// gRPC Objective-C's v1 methods (GRPCLegacy): each starts a `GRPCProtoCall` at once, or
+/// returns it unstarted (`rpcTo…`) to set its request headers first.
+internal protocol Example_Greeter_V1_FarewellProtocol: Sendable {
+  func sayGoodbye(with request: Example_Greeter_V1_HelloRequest, handler: @escaping @Sendable (_ response: Example_Greeter_V1_HelloReply?, _ error: GRPCError?) -> Void)
+
+  func rpcToSayGoodbye(with request: Example_Greeter_V1_HelloRequest, handler: @escaping @Sendable (_ response: Example_Greeter_V1_HelloReply?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+}
+
+extension Example_Greeter_V1_Farewell: Example_Greeter_V1_FarewellProtocol {
+  internal func sayGoodbye(with request: Example_Greeter_V1_HelloRequest, handler: @escaping @Sendable (_ response: Example_Greeter_V1_HelloReply?, _ error: GRPCError?) -> Void) {
+    self.rpcToSayGoodbye(with: request, handler: handler).start()
+  }
+
+  internal func rpcToSayGoodbye(with request: Example_Greeter_V1_HelloRequest, handler: @escaping @Sendable (_ response: Example_Greeter_V1_HelloReply?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "SayGoodbye",
+      requestsWriter: GRXWriter(value: request),
+      responseClass: Example_Greeter_V1_HelloReply.self,
+      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
     )
   }
 }

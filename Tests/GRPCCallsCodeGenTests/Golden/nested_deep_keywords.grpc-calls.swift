@@ -5,6 +5,7 @@
 
 import GRPCCalls
 import GRPCProtoCalls
+import GRPCLegacy
 
 /// Methods whose Swift names are keywords.
 internal protocol Nested_Deep_V2_Protocol2: Sendable {
@@ -22,10 +23,11 @@ internal protocol Nested_Deep_V2_Protocol2: Sendable {
 internal final class Nested_Deep_V2_Protocol: GRPCProtoService, Nested_Deep_V2_Protocol2, @unchecked Sendable {
   // @unchecked: GRPCProtoService holds only constants, and this class adds none.
 
-  /// A client of `nested.deep.v2.Protocol` on `host`.
+  /// A client of `nested.deep.v2.Protocol` on `host`; calls without options of their own use
+  /// `callOptions` (or, for v1 calls, the host's `GRPCHost` settings when it is `nil`).
   internal init(
     host: String,
-    callOptions: GRPCCallOptions = GRPCCallOptions(),
+    callOptions: GRPCCallOptions? = nil,
     channelPool: GRPCChannelPool = .shared
   ) {
     super.init(
@@ -119,6 +121,84 @@ extension Nested_Deep_V2_Protocol {
   }
 }
 
+/// gRPC Objective-C's v1 methods (GRPCLegacy): each starts a `GRPCProtoCall` at once, or
+/// returns it unstarted (`rpcTo…`) to set its request headers first.
+internal protocol Nested_Deep_V2_ProtocolProtocol: Sendable {
+  func `default`(with request: Nested_Deep_V2_Empty, handler: @escaping @Sendable (_ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void)
+
+  func rpcToDefault(with request: Nested_Deep_V2_Empty, handler: @escaping @Sendable (_ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+
+  func `import`(withRequestsWriter requestsWriter: GRXWriter, handler: @escaping @Sendable (_ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void)
+
+  func rpcToImport(withRequestsWriter requestsWriter: GRXWriter, handler: @escaping @Sendable (_ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+
+  /// `init` is no ordinary function name in Swift.
+  func `init`(with request: Nested_Deep_V2_Empty, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void)
+
+  /// `init` is no ordinary function name in Swift.
+  func rpcToInit(with request: Nested_Deep_V2_Empty, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+
+  func `self`(withRequestsWriter requestsWriter: GRXWriter, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void)
+
+  func rpcToSelf(withRequestsWriter requestsWriter: GRXWriter, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+}
+
+extension Nested_Deep_V2_Protocol: Nested_Deep_V2_ProtocolProtocol {
+  internal func `default`(with request: Nested_Deep_V2_Empty, handler: @escaping @Sendable (_ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void) {
+    self.rpcToDefault(with: request, handler: handler).start()
+  }
+
+  internal func rpcToDefault(with request: Nested_Deep_V2_Empty, handler: @escaping @Sendable (_ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "Default",
+      requestsWriter: GRXWriter(value: request),
+      responseClass: Nested_Deep_V2_Empty.self,
+      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+    )
+  }
+
+  internal func `import`(withRequestsWriter requestsWriter: GRXWriter, handler: @escaping @Sendable (_ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void) {
+    self.rpcToImport(withRequestsWriter: requestsWriter, handler: handler).start()
+  }
+
+  internal func rpcToImport(withRequestsWriter requestsWriter: GRXWriter, handler: @escaping @Sendable (_ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "Import",
+      requestsWriter: requestsWriter,
+      responseClass: Nested_Deep_V2_Empty.self,
+      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+    )
+  }
+
+  /// `init` is no ordinary function name in Swift.
+  internal func `init`(with request: Nested_Deep_V2_Empty, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void) {
+    self.rpcToInit(with: request, eventHandler: eventHandler).start()
+  }
+
+  /// `init` is no ordinary function name in Swift.
+  internal func rpcToInit(with request: Nested_Deep_V2_Empty, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "Init",
+      requestsWriter: GRXWriter(value: request),
+      responseClass: Nested_Deep_V2_Empty.self,
+      responsesWriteable: GRXHandlerWriteable.eventHandler(eventHandler)
+    )
+  }
+
+  internal func `self`(withRequestsWriter requestsWriter: GRXWriter, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void) {
+    self.rpcToSelf(withRequestsWriter: requestsWriter, eventHandler: eventHandler).start()
+  }
+
+  internal func rpcToSelf(withRequestsWriter requestsWriter: GRXWriter, eventHandler: @escaping @Sendable (_ done: Bool, _ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "Self",
+      requestsWriter: requestsWriter,
+      responseClass: Nested_Deep_V2_Empty.self,
+      responsesWriteable: GRXHandlerWriteable.eventHandler(eventHandler)
+    )
+  }
+}
+
 // async/await: each call is flow controlled; cancelling the task cancels the RPC.
 extension Nested_Deep_V2_Protocol {
   internal func `default`(
@@ -184,10 +264,11 @@ internal protocol Nested_Deep_V2_Switch2: Sendable {
 internal final class Nested_Deep_V2_Switch: GRPCProtoService, Nested_Deep_V2_Switch2, @unchecked Sendable {
   // @unchecked: GRPCProtoService holds only constants, and this class adds none.
 
-  /// A client of `nested.deep.v2.Switch` on `host`.
+  /// A client of `nested.deep.v2.Switch` on `host`; calls without options of their own use
+  /// `callOptions` (or, for v1 calls, the host's `GRPCHost` settings when it is `nil`).
   internal init(
     host: String,
-    callOptions: GRPCCallOptions = GRPCCallOptions(),
+    callOptions: GRPCCallOptions? = nil,
     channelPool: GRPCChannelPool = .shared
   ) {
     super.init(
@@ -218,6 +299,29 @@ extension Nested_Deep_V2_Switch {
       responseHandler: responseHandler,
       callOptions: callOptions,
       responseClass: Nested_Deep_V2_Empty.self
+    )
+  }
+}
+
+/// gRPC Objective-C's v1 methods (GRPCLegacy): each starts a `GRPCProtoCall` at once, or
+/// returns it unstarted (`rpcTo…`) to set its request headers first.
+internal protocol Nested_Deep_V2_SwitchProtocol: Sendable {
+  func `case`(with request: Nested_Deep_V2_Empty, handler: @escaping @Sendable (_ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void)
+
+  func rpcToCase(with request: Nested_Deep_V2_Empty, handler: @escaping @Sendable (_ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+}
+
+extension Nested_Deep_V2_Switch: Nested_Deep_V2_SwitchProtocol {
+  internal func `case`(with request: Nested_Deep_V2_Empty, handler: @escaping @Sendable (_ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void) {
+    self.rpcToCase(with: request, handler: handler).start()
+  }
+
+  internal func rpcToCase(with request: Nested_Deep_V2_Empty, handler: @escaping @Sendable (_ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "Case",
+      requestsWriter: GRXWriter(value: request),
+      responseClass: Nested_Deep_V2_Empty.self,
+      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
     )
   }
 }

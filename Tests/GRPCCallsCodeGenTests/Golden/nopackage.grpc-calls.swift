@@ -5,6 +5,7 @@
 
 import GRPCCalls
 import GRPCProtoCalls
+import GRPCLegacy
 import EchoMessages
 
 /// A service with no package: its path is /Echo/Method.
@@ -16,10 +17,11 @@ package protocol Echo2: Sendable {
 package final class Echo: GRPCProtoService, Echo2, @unchecked Sendable {
   // @unchecked: GRPCProtoService holds only constants, and this class adds none.
 
-  /// A client of `Echo` on `host`.
+  /// A client of `Echo` on `host`; calls without options of their own use
+  /// `callOptions` (or, for v1 calls, the host's `GRPCHost` settings when it is `nil`).
   package init(
     host: String,
-    callOptions: GRPCCallOptions = GRPCCallOptions(),
+    callOptions: GRPCCallOptions? = nil,
     channelPool: GRPCChannelPool = .shared
   ) {
     super.init(
@@ -50,6 +52,29 @@ extension Echo {
       responseHandler: responseHandler,
       callOptions: callOptions,
       responseClass: Ping.self
+    )
+  }
+}
+
+/// gRPC Objective-C's v1 methods (GRPCLegacy): each starts a `GRPCProtoCall` at once, or
+/// returns it unstarted (`rpcTo…`) to set its request headers first.
+package protocol EchoProtocol: Sendable {
+  func get(with request: Ping, handler: @escaping @Sendable (_ response: Ping?, _ error: GRPCError?) -> Void)
+
+  func rpcToGet(with request: Ping, handler: @escaping @Sendable (_ response: Ping?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+}
+
+extension Echo: EchoProtocol {
+  package func get(with request: Ping, handler: @escaping @Sendable (_ response: Ping?, _ error: GRPCError?) -> Void) {
+    self.rpcToGet(with: request, handler: handler).start()
+  }
+
+  package func rpcToGet(with request: Ping, handler: @escaping @Sendable (_ response: Ping?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "Get",
+      requestsWriter: GRXWriter(value: request),
+      responseClass: Ping.self,
+      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
     )
   }
 }

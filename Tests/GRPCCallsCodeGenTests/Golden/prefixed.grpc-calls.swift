@@ -5,6 +5,7 @@
 
 import GRPCCalls
 import GRPCProtoCalls
+import GRPCLegacy
 
 /// A service whose generated types take the file's swift_prefix.
 internal protocol RGRouteGuide2: Sendable {
@@ -17,10 +18,11 @@ internal protocol RGRouteGuide2: Sendable {
 internal final class RGRouteGuide: GRPCProtoService, RGRouteGuide2, @unchecked Sendable {
   // @unchecked: GRPCProtoService holds only constants, and this class adds none.
 
-  /// A client of `routeguide.RouteGuide` on `host`.
+  /// A client of `routeguide.RouteGuide` on `host`; calls without options of their own use
+  /// `callOptions` (or, for v1 calls, the host's `GRPCHost` settings when it is `nil`).
   internal init(
     host: String,
-    callOptions: GRPCCallOptions = GRPCCallOptions(),
+    callOptions: GRPCCallOptions? = nil,
     channelPool: GRPCChannelPool = .shared
   ) {
     super.init(
@@ -70,6 +72,46 @@ extension RGRouteGuide {
       responseHandler: responseHandler,
       callOptions: callOptions,
       responseClass: RGFeature.self
+    )
+  }
+}
+
+/// gRPC Objective-C's v1 methods (GRPCLegacy): each starts a `GRPCProtoCall` at once, or
+/// returns it unstarted (`rpcTo…`) to set its request headers first.
+internal protocol RGRouteGuideProtocol: Sendable {
+  func getFeature(with request: RGPoint, handler: @escaping @Sendable (_ response: RGFeature?, _ error: GRPCError?) -> Void)
+
+  func rpcToGetFeature(with request: RGPoint, handler: @escaping @Sendable (_ response: RGFeature?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+
+  func recordRoute(withRequestsWriter requestsWriter: GRXWriter, handler: @escaping @Sendable (_ response: RGFeature?, _ error: GRPCError?) -> Void)
+
+  func rpcToRecordRoute(withRequestsWriter requestsWriter: GRXWriter, handler: @escaping @Sendable (_ response: RGFeature?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+}
+
+extension RGRouteGuide: RGRouteGuideProtocol {
+  internal func getFeature(with request: RGPoint, handler: @escaping @Sendable (_ response: RGFeature?, _ error: GRPCError?) -> Void) {
+    self.rpcToGetFeature(with: request, handler: handler).start()
+  }
+
+  internal func rpcToGetFeature(with request: RGPoint, handler: @escaping @Sendable (_ response: RGFeature?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "GetFeature",
+      requestsWriter: GRXWriter(value: request),
+      responseClass: RGFeature.self,
+      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+    )
+  }
+
+  internal func recordRoute(withRequestsWriter requestsWriter: GRXWriter, handler: @escaping @Sendable (_ response: RGFeature?, _ error: GRPCError?) -> Void) {
+    self.rpcToRecordRoute(withRequestsWriter: requestsWriter, handler: handler).start()
+  }
+
+  internal func rpcToRecordRoute(withRequestsWriter requestsWriter: GRXWriter, handler: @escaping @Sendable (_ response: RGFeature?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "RecordRoute",
+      requestsWriter: requestsWriter,
+      responseClass: RGFeature.self,
+      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
     )
   }
 }

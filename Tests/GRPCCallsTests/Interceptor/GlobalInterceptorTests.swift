@@ -25,6 +25,18 @@ struct GlobalInterceptorTests {
     }
   }
 
+  @Test("a global interceptor sees a v1 call (GRPCLegacy) as it sees a GRPCCall2")
+  func globalSeesV1Calls() async throws {
+    try await withTestServer { server in
+      let log = InterceptorLog()
+      GRPCCall2.registerGlobalInterceptor(CountingInterceptor.factory("G", log: log, host: server.server.target))
+      defer { GRPCCall2.removeAllGlobalInterceptors() }
+      let service = TestService(host: server.server.target, callOptions: server.options, channelPool: server.pool)
+      _ = try await LegacyInterceptorTests.pingPong(service)
+      try await LegacyInterceptorTests.expectV1Counts(log, name: "G")
+    }
+  }
+
   @Test("per-call interceptors run before global ones, which run in registration order")
   func perCallThenGlobal() async throws {
     try await withTestServer { server in

@@ -25,10 +25,11 @@ public protocol Greeter2: Sendable {
 public final class Greeter: GRPCProtoService, Greeter2, @unchecked Sendable {
   // @unchecked: GRPCProtoService holds only constants, and this class adds none.
 
-  /// A client of `example.greeter.v1.Greeter` on `host`.
+  /// A client of `example.greeter.v1.Greeter` on `host`; calls without options of their own use
+  /// `callOptions` (or, for v1 calls, the host's `GRPCHost` settings when it is `nil`).
   public init(
     host: String,
-    callOptions: GRPCCallOptions = GRPCCallOptions(),
+    callOptions: GRPCCallOptions? = nil,
     channelPool: GRPCChannelPool = .shared
   ) {
     super.init(
@@ -137,10 +138,11 @@ public protocol Farewell2: Sendable {
 public final class Farewell: GRPCProtoService, Farewell2, @unchecked Sendable {
   // @unchecked: GRPCProtoService holds only constants, and this class adds none.
 
-  /// A client of `example.greeter.v1.Farewell` on `host`.
+  /// A client of `example.greeter.v1.Farewell` on `host`; calls without options of their own use
+  /// `callOptions` (or, for v1 calls, the host's `GRPCHost` settings when it is `nil`).
   public init(
     host: String,
-    callOptions: GRPCCallOptions = GRPCCallOptions(),
+    callOptions: GRPCCallOptions? = nil,
     channelPool: GRPCChannelPool = .shared
   ) {
     super.init(

@@ -1,0 +1,91 @@
+public import GRPCCalls
+public import GRPCCore
+internal import Synchronization
+
+/// Records what a v1 (GRPCLegacy) call's handler gets: responses, then one end, and whether
+/// anything came after the end.
+public final class LegacyRecorder<Response: Sendable>: Sendable {
+  private let state = Mutex(State())
+  private let onResponse: (@Sendable (Int) -> Void)?
+
+  private struct State {
+    var responses: [Response] = []
+    var ends = 0
+    var error: GRPCError?
+    var afterEnd = 0
+  }
+
+  /// - Parameter onResponse: Runs inside each response callback with the response's index.
+  public init(onResponse: (@Sendable (Int) -> Void)? = nil) {
+    self.onResponse = onResponse
+  }
+
+  public var responses: [Response] { self.state.withLock { $0.responses } }
+  public var ended: Bool { self.state.withLock { $0.ends > 0 } }
+
+  /// A v1 unary handler: `(response, error)`, expected once.
+  public var handler: @Sendable (Response?, GRPCError?) -> Void {
+    { response, error in
+      if let response { self.record(response) }
+      self.end(error)
+    }
+  }
+
+  /// A v1 streaming event handler: `(done, response, error)`.
+  public var eventHandler: @Sendable (Bool, Response?, GRPCError?) -> Void {
+    { done, response, error in
+      if let response { self.record(response) }
+      if done { self.end(error) }
+    }
+  }
+
+  private func record(_ response: Response) {
+    let index = self.state.withLock { state -> Int in
+      if state.ends > 0 { state.afterEnd += 1 }
+      state.responses.append(response)
+      return state.responses.count - 1
+    }
+    self.onResponse?(index)
+  }
+
+  private func end(_ error: GRPCError?) {
+    self.state.withLock { state in
+      if state.ends > 0 { state.afterEnd += 1 }
+      state.ends += 1
+      state.error = error
+    }
+  }
+
+  /// Waits until `condition` holds, or `seconds` pass; returns whether it held.
+  @discardableResult
+  public func wait(upTo seconds: Double = 30, until condition: @Sendable (LegacyRecorder) -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while !condition(self) {
+      guard ContinuousClock.now < deadline else { return false }
+      try? await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+  }
+
+  /// Waits for the end and checks it carries `code` (nil: success) and `message`, and that the
+  /// handler saw exactly one end and nothing after it.
+  public func expectEnd(_ code: RPCError.Code?, message: String? = nil) async throws {
+    guard await self.wait(until: \.ended) else {
+      throw InteropCaseFailure("the v1 call did not end within 30 s")
+    }
+    let (ends, afterEnd, error) = self.state.withLock { ($0.ends, $0.afterEnd, $0.error) }
+    guard ends == 1, afterEnd == 0 else {
+      throw InteropCaseFailure("the handler ended \(ends) times, with \(afterEnd) callbacks after the end")
+    }
+    switch (code, error) {
+    case (nil, nil): break
+    case (nil, let error?): throw error
+    case (let code?, nil): throw InteropCaseFailure("expected status \(code), the call succeeded")
+    case (let code?, let error?):
+      guard error.code == code else { throw InteropCaseFailure("expected status \(code), got \(error)") }
+      if let message, error.message != message {
+        throw InteropCaseFailure("expected message \(message.debugDescription), got \(error.message.debugDescription)")
+      }
+    }
+  }
+}
