@@ -50,7 +50,7 @@ struct V1Renderer {
         out.line("toMethod: \(SwiftNames.literal(method.protoName)),")
         out.line("requestsWriter: \(method.clientStreaming ? input.name : "GRXWriter(value: \(input.name))"),")
         out.line("responseClass: \(method.responseType).self,")
-        let factory = method.serverStreaming ? "eventHandler" : "singleHandler"
+        let factory = method.serverStreaming ? "eventHandler" : "unaryHandler"
         out.line("responsesWriteable: GRXHandlerWriteable.\(factory)(\(handler))")
       }
       out.line(")")

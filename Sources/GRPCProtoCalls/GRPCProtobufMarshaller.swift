@@ -26,4 +26,10 @@ public struct GRPCProtobufMarshaller<Request: SwiftProtobuf.Message, Response: S
   public func deserialize(_ data: Data) throws -> any Sendable {
     try Response(serializedBytes: data)
   }
+
+  public func accepts(response message: any Sendable) -> Bool {
+    message is Response
+  }
+
+  public var responseDescription: String { Response.protoMessageName }
 }

@@ -22,10 +22,12 @@ public final class GRPCUnaryResponseHandler<Response: SwiftProtobuf.Message>: GR
   /// Creates a handler.
   ///
   /// - Parameters:
-  ///   - queue: The queue `completion` runs on.
+  ///   - queue: The queue `completion` runs on: the main queue by default, as gRPC
+  ///     Objective-C's `responseDispatchQueue:nil` meant (on Linux something must service it:
+  ///     an async `main`, `dispatchMain()` or a run loop).
   ///   - completion: Called once at the close: the response and no error on success; no
   ///     response and the error on failure.
-  public init(queue: DispatchQueue, completion: @escaping @Sendable (Response?, GRPCError?) -> Void) {
+  public init(queue: DispatchQueue = .main, completion: @escaping @Sendable (Response?, GRPCError?) -> Void) {
     self.dispatchQueue = queue
     self.completion = completion
   }

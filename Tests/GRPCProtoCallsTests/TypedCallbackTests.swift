@@ -122,4 +122,48 @@ struct TypedCallbackTests {
       #expect(received??.payload.body.count == 6)
     }
   }
+
+  @Test("GRPCUnaryResponseHandler made without a queue answers on the main queue")
+  func unaryResponseHandlerOnMain() async throws {
+    try await withTestServer { server in
+      // The main queue, however it is serviced (on Linux, once `dispatchMain()` ran, by a
+      // worker thread rather than the main thread): recognized by a key set on it.
+      let mainKey = DispatchSpecificKey<UInt8>()
+      DispatchQueue.main.setSpecific(key: mainKey, value: 1)
+      let onMain = Mutex<String?>(nil)
+      let handler = GRPCUnaryResponseHandler<Grpc_Testing_SimpleResponse> { message, error in
+        let isMain = DispatchQueue.getSpecific(key: mainKey) == 1
+        onMain.withLock { $0 = "main: \(isMain), \(message != nil), \(String(describing: error))" }
+      }
+      Self.client(server).unaryCall(message: try unaryRequest(responseBytes: 10), responseHandler: handler).start()
+      let answered = await eventually { onMain.withLock { $0 } }
+      #expect(answered == "main: true, true, nil")
+    }
+  }
+
+  @Test("an interceptor that passes on a response of another type closes the call with INTERNAL naming it")
+  func wrongResponseType() async throws {
+    try await withTestServer { server in
+      var options = server.options
+      options.interceptorFactories = [GRPCClosureInterceptorFactory { BytesInsteadOfMessages(manager: $0) }]
+      let collector = Collector<Grpc_Testing_SimpleResponse>()
+      let client = TestService(host: server.server.target, callOptions: options, channelPool: server.pool)
+      client.unaryCall(message: try unaryRequest(responseBytes: 10), responseHandler: collector.handler).start()
+      let error = try #require(try await collector.close())
+      #expect(error.code == .internalError)
+      #expect(
+        error.message
+          == "Received a Data as a response of a call whose responses are grpc.testing.SimpleResponse: "
+          + "an interceptor passed on a message of another type"
+      )
+      #expect(collector.messages.isEmpty)
+    }
+  }
+}
+
+/// Hands the caller each response's bytes instead of the parsed message.
+private final class BytesInsteadOfMessages: GRPCInterceptor, @unchecked Sendable {
+  override func didReceiveData(_ data: any Sendable) {
+    super.didReceiveData(Data([1, 2, 3]))
+  }
 }

@@ -166,15 +166,15 @@ extension GRPCCall2 {
       }
     }
 
-    /// The application cancels. Unless the call closed, what is pending is dropped and the
-    /// cancel close is queued.
+    /// The application cancels (or the call itself, with `error`). Unless the call closed, what
+    /// is pending is dropped and the cancel close is queued.
     ///
     /// - Returns: The action for the chain, and whether the owner must schedule a drain.
-    mutating func cancel() -> (RequestAction, scheduleDrain: Bool) {
+    mutating func cancel(closingWith error: GRPCError = .canceledByApp) -> (RequestAction, scheduleDrain: Bool) {
       guard self.response == .open else { return (.none, false) }
       self.request = .ended
       self.response = .cancelled
-      self.pending = [.close(trailers: nil, error: .canceledByApp)]
+      self.pending = [.close(trailers: nil, error: error)]
       self.next = 0
       self.closeReceived = true
       return (.cancel, self.scheduleDrain())

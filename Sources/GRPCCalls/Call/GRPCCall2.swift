@@ -182,9 +182,14 @@ public final class GRPCCall2: Sendable {
   /// Unless the call had already closed, it closes with `CANCELLED` (1), "Canceled by app", and
   /// nil trailers; responses not yet delivered are dropped. After close it does nothing.
   public func cancel() {
+    self.cancel(closingWith: .canceledByApp)
+  }
+
+  /// Cancels the RPC and closes the call with `error` instead of "Canceled by app".
+  func cancel(closingWith error: GRPCError) {
     var drain = false
     self.handle { machine in
-      let (action, scheduleDrain) = machine.cancel()
+      let (action, scheduleDrain) = machine.cancel(closingWith: error)
       drain = scheduleDrain
       return action
     }
@@ -349,7 +354,19 @@ private final class CallLink: ResponseLink {
   }
 
   func message(_ message: any Sendable) {
-    self.call?.receive(.message(message))
+    guard let call = self.call else { return }
+    if let marshaller = call.callOptions.marshaller, !marshaller.accepts(response: message) {
+      // An interceptor passed on something the handler cannot take: say so rather than drop it.
+      call.cancel(
+        closingWith: GRPCError(
+          code: .internalError,
+          message: "Received a \(type(of: message)) as a response of a call whose responses are "
+            + "\(marshaller.responseDescription): an interceptor passed on a message of another type"
+        )
+      )
+      return
+    }
+    call.receive(.message(message))
   }
 
   func didWrite() {

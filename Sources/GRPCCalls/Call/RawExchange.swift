@@ -114,7 +114,9 @@ struct RawExchange: TransportStreamBody {
           guard let error = RPCError(status: status, metadata: trailers) else {
             return RPCOutcome(trailers: trailers, error: nil)
           }
-          return self.failure(error, headers: headers ?? [:])
+          // The transport also reports some of its own failures (an oversize message) as a
+          // status: those came with no trailers from the server.
+          return self.failure(error, headers: headers ?? [:], trailers: GRPCError.isLocal(error) ? nil : trailers)
         }
       }
       if Task.isCancelled {
@@ -122,12 +124,14 @@ struct RawExchange: TransportStreamBody {
       }
       throw RPCError(code: .internalError, message: "The stream ended without a status.")
     } catch {
-      return self.failure(error, headers: headers ?? [:])
+      // Ended on this side (or by the transport): no trailers came.
+      return self.failure(error, headers: headers ?? [:], trailers: nil)
     }
   }
 
-  private func failure(_ error: any Error, headers: Metadata) -> RPCOutcome {
+  /// - Parameter trailers: The server's trailers, when its status ended the call.
+  private func failure(_ error: any Error, headers: Metadata, trailers: Metadata?) -> RPCOutcome {
     let converted = self.runner.convert(error, headers: headers, limit: self.attempt.responseSizeLimit)
-    return RPCOutcome(trailers: converted.trailers, error: converted)
+    return RPCOutcome(trailers: trailers, error: converted)
   }
 }

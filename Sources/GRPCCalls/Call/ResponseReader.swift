@@ -48,6 +48,6 @@ struct ResponseReader {
 
   private func failure(_ error: any Error, headers: Metadata) -> RPCOutcome {
     let converted = self.runner.convert(error, headers: headers, limit: self.responseSizeLimit)
-    return RPCOutcome(trailers: converted.trailers, error: converted)
+    return RPCOutcome(trailers: GRPCError.serverTrailers(in: error), error: converted)
   }
 }

@@ -3,8 +3,10 @@ internal import GRPCCore
 
 /// Applies ``GRPCCallOptions/additionalChannelArgs`` to the options they override.
 ///
-/// Only names with a real effect are known; any other fails the call rather than being
-/// silently ignored.
+/// Names this library maps change options; any other is kept (it separates channels, so two
+/// configurations that differ only in it never share one) and reported by a warning when its
+/// channel opens: gRPC core ignores arguments it does not know, so an app moving over from
+/// gRPC Objective-C must not start failing on them.
 enum ChannelArgs {
   /// What the arguments set that has no option of its own.
   struct Extras: Hashable, Sendable {
@@ -12,12 +14,13 @@ enum ChannelArgs {
     /// The algorithms the channel accepts in responses (gzip and deflate unless an argument
     /// says otherwise).
     var responseCompression: [GRPCCompressionAlgorithm] = [.deflate, .gzip]
+    /// The arguments no setting maps, as given.
+    var unknown: [String: GRPCChannelArgValue] = [:]
   }
 
   /// The options with every argument applied, and the settings with no option of their own.
   ///
-  /// - Throws: `INVALID_ARGUMENT` naming an unknown argument, or one with a value of the
-  ///   wrong kind or range.
+  /// - Throws: `INVALID_ARGUMENT` naming an argument with a value of the wrong kind or range.
   static func apply(to options: GRPCCallOptions) throws(GRPCError) -> (GRPCCallOptions, Extras) {
     var options = options
     var extras = Extras()
@@ -56,10 +59,7 @@ enum ChannelArgs {
           bits & (1 << bit) != 0 ? algorithm : nil
         }
       default:
-        throw GRPCError(
-          code: .invalidArgument,
-          message: "Unknown channel argument '\(name)' in additionalChannelArgs"
-        )
+        extras.unknown[name] = value
       }
     }
     return (options, extras)

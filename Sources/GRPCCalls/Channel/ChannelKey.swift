@@ -19,6 +19,8 @@ public struct ChannelKey: Hashable, Sendable {
   let flushCoalescing: Bool
   let http2TargetWindowSize: Int
   let maxFrameSize: Int?
+  /// `additionalChannelArgs` no setting maps: they change nothing but keep channels apart.
+  let unknownChannelArgs: [String: GRPCChannelArgValue]
   let tls: TLSSettings?
   /// The `:authority` (and, under TLS, the verified name and SNI); `nil` derives it from the host.
   let authority: String?
@@ -52,7 +54,7 @@ public struct ChannelKey: Hashable, Sendable {
   /// Derives the key of a call to `host` with `options`.
   ///
   /// - Throws: ``GRPCError`` with code `INVALID_ARGUMENT` when `host` is malformed, a channel
-  ///   argument is unknown or malformed, or the authority and host name override disagree.
+  ///   argument is malformed, or the authority and host name override disagree.
   public init(host: String, options: GRPCCallOptions) throws(GRPCError) {
     let (options, extras) = try ChannelArgs.apply(to: options)
     self.target = try HostTarget(parsing: host)
@@ -78,6 +80,7 @@ public struct ChannelKey: Hashable, Sendable {
       options.http2TargetWindowSize == 0
       ? GRPCCallOptions.defaultHTTP2TargetWindowSize : options.http2TargetWindowSize
     self.maxFrameSize = extras.maxFrameSize
+    self.unknownChannelArgs = extras.unknown
     if self.transportType.isSecure {
       let identity = options.pemCertificateChain.flatMap { chain in
         options.pemPrivateKey.map { TLSSettings.Identity(certificateChainPEM: chain, privateKeyPEM: $0) }
@@ -125,6 +128,7 @@ public struct ChannelKey: Hashable, Sendable {
     hasher.combine(self.flushCoalescing)
     hasher.combine(self.http2TargetWindowSize)
     hasher.combine(self.maxFrameSize)
+    hasher.combine(self.unknownChannelArgs)
     hasher.combine(self.tls)
     hasher.combine(self.authority)
     hasher.combine(self.compression)

@@ -33,6 +33,12 @@ final class GRPCChannel: Sendable {
     logger[metadataKey: "grpc-calls.target"] = "\(key.target)"
     self.key = key
     self.logger = logger
+    if !key.unknownChannelArgs.isEmpty {
+      let names = key.unknownChannelArgs.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")
+      logger.warning(
+        "Ignoring channel arguments that grpc-calls does not map to any setting: \(names) (gRPC core ignores unknown arguments too); they still keep this channel apart from others"
+      )
+    }
     do {
       if let id = key.transport, let factory = registry.factory(for: id) {
         self.client = makeChannelClient(

@@ -30,7 +30,8 @@ extension GRPCError {
           message: oversize.message,
           headers: headers,
           trailers: error.metadata,
-          cause: error
+          cause: error,
+          debugMessage: oversize.explanation
         )
       } else if error.code == .unavailable, let tls = Self.tlsFailure(in: error) {
         // The core reports a failed handshake as a peer that closed before the HTTP/2
@@ -77,6 +78,24 @@ extension GRPCError {
         cause: error
       )
     }
+  }
+
+  /// The trailers of a status the server sent, when `error` is one; `nil` when the call ended
+  /// on this side or the transport ended it (no trailers came).
+  ///
+  /// On the `GRPCClient` path a server's status and the transport's own failures both arrive
+  /// as thrown `RPCError`s; the transport's carry a cause, or say the stream closed, or are
+  /// ones this library recognizes (an oversize message, a failed handshake).
+  static func serverTrailers(in error: any Error) -> Metadata? {
+    guard let error = error as? RPCError, !Self.isLocal(error) else { return nil }
+    return error.metadata
+  }
+
+  /// Whether the transport, not the server, produced `error`: it has a cause, says the
+  /// stream closed, or reports an oversize message.
+  static func isLocal(_ error: RPCError) -> Bool {
+    error.cause != nil || error.message.hasPrefix("Stream unexpectedly closed")
+      || OversizeResponse(error, limit: 0) != nil
   }
 
   /// The TLS error somewhere in `error`'s chain of causes, if any.

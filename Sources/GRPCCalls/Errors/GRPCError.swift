@@ -25,25 +25,35 @@ public struct GRPCError: Error, Sendable {
   /// The underlying error, when the failure came from one.
   public var cause: (any Error)?
 
+  /// More than the status message says: what went wrong in detail and what to do about it.
+  /// The status message stays as gRPC gives it (apps and tests compare it); this is for logs
+  /// and for people. Bridged to `NSError` as `NSDebugDescriptionErrorKey`.
+  public var debugMessage: String?
+
   /// Creates an error.
   public init(
     code: RPCError.Code,
     message: String,
     headers: Metadata = [:],
     trailers: Metadata = [:],
-    cause: (any Error)? = nil
+    cause: (any Error)? = nil,
+    debugMessage: String? = nil
   ) {
     self.code = code
     self.message = message
     self.headers = headers
     self.trailers = trailers
     self.cause = cause
+    self.debugMessage = debugMessage
   }
 }
 
 extension GRPCError: CustomStringConvertible {
   public var description: String {
     var text = "\(self.code) (\(self.code.rawValue)): \(self.message)"
+    if let debugMessage = self.debugMessage {
+      text += ". \(debugMessage)"
+    }
     if let cause = self.cause {
       text += " (cause: \(String(describing: cause)))"
     }

@@ -34,13 +34,19 @@ struct OversizeResponse {
     }
   }
 
+  /// gRPC core's message, word for word: "Received message larger than max (N vs. M)".
   var message: String {
     guard let actual = self.actual else {
-      return "Received message larger than max (more than \(self.limit) bytes once decompressed): "
-        + "the compressed response exceeds the response size limit of \(self.limit) bytes"
+      return "Received message larger than max (over \(self.limit) once decompressed vs. \(self.limit))"
     }
-    return "Received message larger than max (\(actual) vs. \(self.limit)): the response of "
-      + "\(actual) bytes exceeds the response size limit of \(self.limit) bytes"
+    return "Received message larger than max (\(actual) vs. \(self.limit))"
+  }
+
+  /// What to do about it, for the error's debug message.
+  var explanation: String {
+    let size = self.actual.map { "response of \($0) bytes" } ?? "compressed response, once decompressed,"
+    return "The \(size) exceeds the response size limit of \(self.limit) bytes: raise "
+      + "GRPCCallOptions.responseSizeLimit (or the host's setResponseSizeLimit) if such responses are expected"
   }
 
   /// Reads "maximum payload size (max: N, actual: M)" from the core's message.

@@ -292,8 +292,10 @@ public struct GRPCCallOptions: Sendable {
     didSet { self.channelKeyCache = ChannelKeyCache() }
   }
 
-  /// gRPC channel arguments, by their gRPC core names; an unknown name or a value of the wrong
-  /// kind fails the call with `INVALID_ARGUMENT` naming it. Applied over the options above:
+  /// gRPC channel arguments, by their gRPC core names; a value of the wrong kind fails the call
+  /// with `INVALID_ARGUMENT` naming it. A name not in this table is ignored, as gRPC core ignores
+  /// arguments it does not know, with a warning on the pool's logger when its channel opens; it
+  /// still keeps the channel apart from those without it. Applied over the options above:
   ///
   /// | name | value | sets |
   /// |---|---|---|

@@ -16,4 +16,18 @@ public protocol GRPCMarshaller: Sendable {
 
   /// The message a response's bytes hold.
   func deserialize(_ data: Data) throws -> any Sendable
+
+  /// Whether `message` is a response this marshaller produces. A call whose interceptors pass
+  /// something else up to its handler closes with `INTERNAL` (13) naming what arrived, instead
+  /// of handing it over. `true` by default.
+  func accepts(response message: any Sendable) -> Bool
+
+  /// The responses this marshaller produces, for that error: e.g. `grpc.testing.SimpleResponse`.
+  var responseDescription: String { get }
+}
+
+extension GRPCMarshaller {
+  public func accepts(response message: any Sendable) -> Bool { true }
+
+  public var responseDescription: String { "those of \(Self.self)" }
 }

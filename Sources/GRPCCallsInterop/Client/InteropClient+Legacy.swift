@@ -147,6 +147,9 @@ extension InteropClient {
     try await unaryRecorder.expectEnd(nil)
     try await duplexRecorder.expectEnd(nil)
     for (method, call) in [("UnaryCall", unary), ("FullDuplexCall", duplex)] {
+      // A single handler answers at the first response; the trailers come at the close.
+      let closed = await unaryRecorder.wait { _ in call.responseTrailers != nil }
+      try self.check(closed, "\(method): no trailers")
       let initial = call.responseHeaders?[stringValues: "x-grpc-test-echo-initial"].first { _ in true }
       try self.check(initial == "test_initial_metadata_value", "\(method): initial echo \(initial.debugDescription)")
       let trailing = call.responseTrailers?[binaryValues: "x-grpc-test-echo-trailing-bin"].first { _ in true }

@@ -342,7 +342,7 @@ extension TestService: TestServiceProtocol {
       toMethod: "EmptyCall",
       requestsWriter: GRXWriter(value: request),
       responseClass: Grpc_Testing_Empty.self,
-      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+      responsesWriteable: GRXHandlerWriteable.unaryHandler(handler)
     )
   }
 
@@ -357,7 +357,7 @@ extension TestService: TestServiceProtocol {
       toMethod: "UnaryCall",
       requestsWriter: GRXWriter(value: request),
       responseClass: Grpc_Testing_SimpleResponse.self,
-      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+      responsesWriteable: GRXHandlerWriteable.unaryHandler(handler)
     )
   }
 
@@ -376,7 +376,7 @@ extension TestService: TestServiceProtocol {
       toMethod: "CacheableUnaryCall",
       requestsWriter: GRXWriter(value: request),
       responseClass: Grpc_Testing_SimpleResponse.self,
-      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+      responsesWriteable: GRXHandlerWriteable.unaryHandler(handler)
     )
   }
 
@@ -410,7 +410,7 @@ extension TestService: TestServiceProtocol {
       toMethod: "StreamingInputCall",
       requestsWriter: requestsWriter,
       responseClass: Grpc_Testing_StreamingInputCallResponse.self,
-      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+      responsesWriteable: GRXHandlerWriteable.unaryHandler(handler)
     )
   }
 
@@ -467,7 +467,7 @@ extension TestService: TestServiceProtocol {
       toMethod: "UnimplementedCall",
       requestsWriter: GRXWriter(value: request),
       responseClass: Grpc_Testing_Empty.self,
-      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+      responsesWriteable: GRXHandlerWriteable.unaryHandler(handler)
     )
   }
 }
@@ -673,7 +673,7 @@ extension UnimplementedService: UnimplementedServiceProtocol {
       toMethod: "UnimplementedCall",
       requestsWriter: GRXWriter(value: request),
       responseClass: Grpc_Testing_Empty.self,
-      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+      responsesWriteable: GRXHandlerWriteable.unaryHandler(handler)
     )
   }
 }
@@ -785,7 +785,7 @@ extension ReconnectService: ReconnectServiceProtocol {
       toMethod: "Start",
       requestsWriter: GRXWriter(value: request),
       responseClass: Grpc_Testing_Empty.self,
-      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+      responsesWriteable: GRXHandlerWriteable.unaryHandler(handler)
     )
   }
 
@@ -798,7 +798,7 @@ extension ReconnectService: ReconnectServiceProtocol {
       toMethod: "Stop",
       requestsWriter: GRXWriter(value: request),
       responseClass: Grpc_Testing_ReconnectInfo.self,
-      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+      responsesWriteable: GRXHandlerWriteable.unaryHandler(handler)
     )
   }
 }

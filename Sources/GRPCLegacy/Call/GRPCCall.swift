@@ -236,12 +236,6 @@ public class GRPCCall: GRXWriter, @unchecked Sendable {
   }
 
   fileprivate func received(message: any Sendable) {
-    if let protobuf = self.protobuf, let wrongType = protobuf.mismatch(message) {
-      // An interceptor passed on something else: the writeable must not get it as a response.
-      self.finish(withError: wrongType)
-      self.cancel()
-      return
-    }
     self.emit(message)
     // One message at a time: ask for the next unless the writeable paused the call.
     let call = self.locked.withLock { locked -> GRPCCall2? in

@@ -20,7 +20,26 @@ public final class GRPCHost: Sendable {
   public let address: String
   private let state: Mutex<GRPCHostSettings>
 
-  private static let hosts = Mutex<[String: GRPCHost]>([:])
+  /// Every host with settings, process-wide.
+  static let table = Table()
+
+  /// Hosts by normalized address, made on first use.
+  final class Table: Sendable {
+    private let hosts = Mutex<[String: GRPCHost]>([:])
+
+    func host(_ normalized: String) -> GRPCHost {
+      self.hosts.withLock { hosts in
+        if let host = hosts[normalized] { return host }
+        let host = GRPCHost(address: normalized)
+        hosts[normalized] = host
+        return host
+      }
+    }
+
+    func reset() {
+      self.hosts.withLock { $0.removeAll() }
+    }
+  }
 
   private init(address: String) {
     self.address = address
@@ -31,13 +50,7 @@ public final class GRPCHost: Sendable {
   ///
   /// - Throws: `INVALID_ARGUMENT` for an empty or malformed host.
   public static func host(withAddress address: String) throws(GRPCError) -> GRPCHost {
-    let normalized = try Self.normalize(address)
-    return Self.hosts.withLock { hosts in
-      if let host = hosts[normalized] { return host }
-      let host = GRPCHost(address: normalized)
-      hosts[normalized] = host
-      return host
-    }
+    Self.table.host(try Self.normalize(address))
   }
 
   /// A copy of the host's settings.
@@ -57,7 +70,7 @@ public final class GRPCHost: Sendable {
 
   /// Forgets every host's settings (`+[GRPCCall resetHostSettings]`).
   public static func resetHostSettings() {
-    Self.hosts.withLock { $0.removeAll() }
+    Self.table.reset()
   }
 
   /// Closes every idle and active connection of the shared channel pool

@@ -22,14 +22,9 @@ struct V1ProtobufMarshaller: GRPCMarshaller {
     try self.responseClass.init(serializedBytes: data)
   }
 
-  /// The error for a response that is not of the response class (an interceptor passed on
-  /// something else), or `nil` when it is.
-  func mismatch(_ response: any Sendable) -> GRPCError? {
-    guard ObjectIdentifier(type(of: response)) != ObjectIdentifier(self.responseClass) else { return nil }
-    return GRPCError(
-      code: .internalError,
-      message: "Received a \(type(of: response)) as a response of a call whose responses are "
-        + "\(self.responseClass.protoMessageName): an interceptor passed on a message of another type"
-    )
+  func accepts(response message: any Sendable) -> Bool {
+    ObjectIdentifier(type(of: message)) == ObjectIdentifier(self.responseClass)
   }
+
+  var responseDescription: String { self.responseClass.protoMessageName }
 }

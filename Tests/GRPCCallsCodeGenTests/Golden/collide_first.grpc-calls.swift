@@ -71,7 +71,7 @@ extension First_Hello_Greeter: First_Hello_GreeterProtocol {
       toMethod: "SayHello",
       requestsWriter: GRXWriter(value: request),
       responseClass: First_Hello_HelloReply.self,
-      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+      responsesWriteable: GRXHandlerWriteable.unaryHandler(handler)
     )
   }
 }

@@ -73,7 +73,7 @@ extension Second_Hello_Greeter: Second_Hello_GreeterProtocol {
       toMethod: "SayHello",
       requestsWriter: GRXWriter(value: request),
       responseClass: Second_Hello_HelloReply.self,
-      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+      responsesWriteable: GRXHandlerWriteable.unaryHandler(handler)
     )
   }
 }

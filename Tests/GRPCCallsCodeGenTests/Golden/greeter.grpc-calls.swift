@@ -170,7 +170,7 @@ extension Example_Greeter_V1_Greeter: Example_Greeter_V1_GreeterProtocol {
       toMethod: "SayHello",
       requestsWriter: GRXWriter(value: request),
       responseClass: Example_Greeter_V1_HelloReply.self,
-      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+      responsesWriteable: GRXHandlerWriteable.unaryHandler(handler)
     )
   }
 
@@ -200,7 +200,7 @@ extension Example_Greeter_V1_Greeter: Example_Greeter_V1_GreeterProtocol {
       toMethod: "SayHelloToAll",
       requestsWriter: requestsWriter,
       responseClass: Example_Greeter_V1_HelloReply.self,
-      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+      responsesWriteable: GRXHandlerWriteable.unaryHandler(handler)
     )
   }
 
@@ -347,7 +347,7 @@ extension Example_Greeter_V1_Farewell: Example_Greeter_V1_FarewellProtocol {
       toMethod: "SayGoodbye",
       requestsWriter: GRXWriter(value: request),
       responseClass: Example_Greeter_V1_HelloReply.self,
-      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+      responsesWriteable: GRXHandlerWriteable.unaryHandler(handler)
     )
   }
 }

@@ -153,7 +153,7 @@ extension Nested_Deep_V2_Protocol: Nested_Deep_V2_ProtocolProtocol {
       toMethod: "Default",
       requestsWriter: GRXWriter(value: request),
       responseClass: Nested_Deep_V2_Empty.self,
-      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+      responsesWriteable: GRXHandlerWriteable.unaryHandler(handler)
     )
   }
 
@@ -166,7 +166,7 @@ extension Nested_Deep_V2_Protocol: Nested_Deep_V2_ProtocolProtocol {
       toMethod: "Import",
       requestsWriter: requestsWriter,
       responseClass: Nested_Deep_V2_Empty.self,
-      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+      responsesWriteable: GRXHandlerWriteable.unaryHandler(handler)
     )
   }
 
@@ -321,7 +321,7 @@ extension Nested_Deep_V2_Switch: Nested_Deep_V2_SwitchProtocol {
       toMethod: "Case",
       requestsWriter: GRXWriter(value: request),
       responseClass: Nested_Deep_V2_Empty.self,
-      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+      responsesWriteable: GRXHandlerWriteable.unaryHandler(handler)
     )
   }
 }

@@ -74,7 +74,7 @@ extension Echo: EchoProtocol {
       toMethod: "Get",
       requestsWriter: GRXWriter(value: request),
       responseClass: Ping.self,
-      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+      responsesWriteable: GRXHandlerWriteable.unaryHandler(handler)
     )
   }
 }

@@ -98,7 +98,7 @@ extension RGRouteGuide: RGRouteGuideProtocol {
       toMethod: "GetFeature",
       requestsWriter: GRXWriter(value: request),
       responseClass: RGFeature.self,
-      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+      responsesWriteable: GRXHandlerWriteable.unaryHandler(handler)
     )
   }
 
@@ -111,7 +111,7 @@ extension RGRouteGuide: RGRouteGuideProtocol {
       toMethod: "RecordRoute",
       requestsWriter: requestsWriter,
       responseClass: RGFeature.self,
-      responsesWriteable: GRXHandlerWriteable.singleHandler(handler)
+      responsesWriteable: GRXHandlerWriteable.unaryHandler(handler)
     )
   }
 }

@@ -27,10 +27,13 @@ struct ErrorTests {
       var request = Grpc_Testing_SimpleRequest()
       request.responseStatus.code = 2
       request.responseStatus.message = "test status message"
-      let error = try #require(try await server.complete("UnaryCall", request).close.error)
+      let close = try await server.complete("UnaryCall", request).close
+      let error = try #require(close.error)
       #expect(error.code == .unknown)
       #expect(error.code.rawValue == 2)
       #expect(error.message == "test status message")
+      // The server's status came with trailers (empty ones): they are not nil.
+      #expect(close.trailers != nil)
     }
   }
 
@@ -105,12 +108,37 @@ struct ErrorTests {
     }
   }
 
-  @Test("GRPCError bridges to NSError in domain io.grpc with the same code")
-  func nsErrorBridge() {
-    let error = GRPCError(code: .unavailable, message: "down")
+  @Test("GRPCError bridges to NSError as gRPC Objective-C's errors: domain, code, and what userInfo holds")
+  func nsErrorBridge() throws {
+    var headers = Metadata()
+    headers.addString("first", forKey: "x-echo")
+    headers.addString("second", forKey: "x-echo")
+    var trailers = Metadata()
+    trailers.addBinary([1, 2], forKey: "x-trailer-bin")
+    let error = GRPCError(
+      code: .unavailable,
+      message: "down",
+      headers: headers,
+      trailers: trailers,
+      debugMessage: "the server restarted"
+    )
     let nsError = error as NSError
     #expect(nsError.domain == "io.grpc")
     #expect(nsError.code == 14)
     #expect(nsError.localizedDescription == "down")
+    #expect(nsError.userInfo[NSDebugDescriptionErrorKey] as? String == "the server restarted")
+    let sentHeaders = try #require(nsError.userInfo["io.grpc.HeadersKey"] as? [String: Any])
+    #expect(sentHeaders["x-echo"] as? String == "first")
+    let sentTrailers = try #require(nsError.userInfo[GRPCError.trailersKey] as? [String: Any])
+    #expect(sentTrailers["x-trailer-bin"] as? Data == Data([1, 2]))
+    #expect(String(describing: error) == "unavailable (14): down. the server restarted")
+
+    // No message: no localized description of ours; no metadata: no keys for it; the cause
+    // describes the failure when there is no debug message.
+    let bare = GRPCError(code: .internalError, message: "", cause: CocoaError(.fileNoSuchFile)) as NSError
+    #expect(bare.userInfo[NSLocalizedDescriptionKey] == nil)
+    #expect(bare.userInfo["io.grpc.HeadersKey"] == nil)
+    #expect(bare.userInfo["io.grpc.TrailersKey"] == nil)
+    #expect(bare.userInfo[NSDebugDescriptionErrorKey] as? String != nil)
   }
 }

@@ -110,6 +110,41 @@ struct MetadataTests {
     }
   }
 
+  /// Metadata gRPC cannot send, and what the error says of each. (A binary value under a key
+  /// without `-bin` cannot be made in a debug build: GRPCCore asserts; release builds get
+  /// INVALID_ARGUMENT from the same check.)
+  static let unsendable: [(String, Metadata.Value, String)] = [
+    ("has space", .string("v"), "Invalid request metadata key 'has space'"),
+    ("ключ", .string("v"), "Invalid request metadata key 'ключ'"),
+    ("", .string("v"), "Invalid request metadata key '': a key must not be empty"),
+    ("x-text", .string("caf\u{e9}"), "Invalid value of request metadata key 'x-text': text values are printable ASCII"),
+  ]
+
+  @Test("metadata gRPC cannot send fails the call with INVALID_ARGUMENT naming it, sending nothing", arguments: Self.unsendable)
+  func badMetadata(key: String, value: Metadata.Value, expected: String) async throws {
+    try await withTestServer { server in
+      var options = server.options
+      options.initialMetadata.addString("fine", forKey: "x-good")
+      options.initialMetadata.add(contentsOf: [(key: key, value: value)])
+      let (_, _, close) = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options)
+      let error = try #require(close.error)
+      #expect(error.code == .invalidArgument)
+      #expect(error.message.hasPrefix(expected), "\(error.message)")
+      #expect(server.recorder.rpcs.isEmpty)
+    }
+  }
+
+  @Test("upper-case letters in keys are lowered, as gRPC Objective-C did: the echo comes back")
+  func upperCaseKeysLowered() async throws {
+    try await withTestServer { server in
+      var options = server.options
+      options.initialMetadata.addString("shouted", forKey: "X-GRPC-Test-Echo-Initial")
+      let (_, recorder, close) = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options)
+      #expect(close.error == nil)
+      #expect(recorder.initialMetadata.map { Array($0[stringValues: "x-grpc-test-echo-initial"]) } == ["shouted"])
+    }
+  }
+
   static func emptyCall(on server: TestServer, options: GRPCCallOptions) async throws {
     let (_, _, close) = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options)
     #expect(close.error == nil)

@@ -3,6 +3,7 @@ import GRPCCalls
 import GRPCCallsInterop
 import GRPCCallsTestSupport
 import GRPCCore
+import Logging
 import Testing
 
 @Suite("Channel options over loopback")
@@ -155,15 +156,29 @@ struct ChannelOptionsTests {
     }
   }
 
-  @Test("an unknown channel argument fails the call with INVALID_ARGUMENT naming it; nothing is sent")
+  @Test("an unknown channel argument is ignored with one warning when its channel opens, and keeps channels apart")
   func unknownChannelArgument() async throws {
     try await withTestServer { server in
+      let logs = CapturedLogs()
+      let pool = GRPCChannelPool(config: .init(idleTimeout: .seconds(30), logger: logs.logger))
+      defer { pool.disconnectAll() }
       var options = server.options
       options.additionalChannelArgs = ["grpc.not_a_real_arg": 1]
-      let (_, _, close) = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options)
-      #expect(close.error?.code == .invalidArgument)
-      #expect(close.error?.message.contains("grpc.not_a_real_arg") == true)
-      #expect(server.recorder.acceptedConnections == 0)
+      let client = InteropClient(target: server.server.target, callOptions: options, channelPool: pool)
+      for _ in 0..<3 {
+        try await client.run(.emptyUnary, api: .raw)
+      }
+      let warnings = logs.all.filter { $0.level == .warning }.map(\.message)
+      #expect(
+        warnings == [
+          "Ignoring channel arguments that grpc-calls does not map to any setting: 'grpc.not_a_real_arg' "
+            + "(gRPC core ignores unknown arguments too); they still keep this channel apart from others"
+        ]
+      )
+      // The same options without the argument get a channel of their own.
+      try await InteropClient(target: server.server.target, callOptions: server.options, channelPool: pool)
+        .run(.emptyUnary, api: .raw)
+      #expect(server.recorder.acceptedConnections == 2)
     }
   }
 

@@ -3,6 +3,7 @@ import GRPCCalls
 import GRPCCallsInterop
 import GRPCCallsTestSupport
 import GRPCCore
+import GRPCLegacy
 import Testing
 
 @Suite("Keepalive and connect timeouts against silent peers", .serialized)
@@ -91,5 +92,28 @@ struct ConnectionHealthTests {
   func noConnectTimeoutWaits() async throws {
     let (close, _) = try await Self.callSilentListener { $0.timeout = 2 }
     #expect(close.error?.code == .deadlineExceeded, "\(String(describing: close.error))")
+  }
+
+  @Test("a host's min connect timeout (300 ms) fails a v1 call to a silent listener with UNAVAILABLE, not at its 8 s deadline")
+  func hostConnectTimeout() async throws {
+    let silent = try LoopbackProxy(upstreamPort: nil)
+    defer { silent.close() }
+    let pool = GRPCChannelPool()
+    defer { pool.disconnectAll() }
+    let host = "127.0.0.1:\(silent.port)"
+    try GRPCCall.useInsecureConnections(forHost: host)
+    try GRPCCall.setMinConnectTimeout(300, initialBackoff: 300, maxBackoff: 300, forHost: host)
+    let call = GRPCCall(
+      host: host,
+      path: "/grpc.testing.TestService/EmptyCall",
+      requestsWriter: GRXWriter(value: Data()),
+      channelPool: pool
+    )
+    call.timeout = 8
+    let error = await withCheckedContinuation { continuation in
+      call.start(with: GRXHandlerWriteable.unaryHandler { (_: Data?, error: GRPCError?) in continuation.resume(returning: error) })
+    }
+    // Without the host's setting the call would wait for its deadline: DEADLINE_EXCEEDED.
+    #expect(error?.code == .unavailable, "\(String(describing: error))")
   }
 }

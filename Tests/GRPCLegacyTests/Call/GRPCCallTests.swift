@@ -262,6 +262,19 @@ struct GRPCCallTests {
     }
   }
 
+  @Test("a request header gRPC cannot send is a clear error: INVALID_ARGUMENT naming the key")
+  func badRequestHeader() async throws {
+    try await withTestServer { server in
+      let collector = Collector()
+      let call = Self.call(server, "EmptyCall", GRXWriter(value: Data()))
+      call.requestHeaders.addString("value", forKey: "x key")
+      call.start(with: collector.writeable)
+      let end = try await collector.end()
+      #expect(end?.code == .invalidArgument)
+      #expect(end?.message.contains("'x key'") == true, "\(String(describing: end))")
+    }
+  }
+
   @Test("a requests writer that already finished fails the call with FAILED_PRECONDITION")
   func finishedRequestsWriter() async throws {
     try await withTestServer { server in

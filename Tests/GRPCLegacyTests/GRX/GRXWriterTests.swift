@@ -79,6 +79,27 @@ struct GRXWriterTests {
     #expect(run(GRXWriter.empty()) == ["error 13 The writer finished without producing any value."])
   }
 
+  @Test("the generated methods' unary handler answers once, at the end: the error wins over a value")
+  func unaryHandler() {
+    func run(_ writer: GRXWriter) -> [String] {
+      let calls = Mutex<[String]>([])
+      writer.start(
+        with: GRXHandlerWriteable.unaryHandler { (value: Int?, error: GRPCError?) in
+          let text = value.map { "value \($0)" } ?? "error \(error.map { "\($0.code.rawValue) \($0.message)" } ?? "none")"
+          calls.withLock { $0.append(text) }
+        }
+      )
+      return calls.withLock { $0 }
+    }
+    #expect(run(GRXWriter(values: [1, 2])) == ["value 1"])
+    let pipe = GRXBufferedPipe()
+    pipe.writeValue(7)
+    pipe.writesFinished(withError: GRPCError(code: .unknown, message: "failed after a response"))
+    #expect(run(pipe) == ["error 2 failed after a response"])
+    #expect(run(GRXWriter(error: TestError())) == ["error 2 The requests writer failed: TestError()"])
+    #expect(run(GRXWriter.empty()) == ["error 13 The server closed the call without a response"])
+  }
+
   @Test("the event handler gets each value with done false, then done true exactly once, last")
   func eventHandler() {
     let events = Mutex<[String]>([])

@@ -80,11 +80,16 @@ struct GRPCHostTests {
     #expect(throws: GRPCError.self) { try GRPCHost.useTestCertsPath("/no/such/file.pem", testName: "x", forHost: host) }
   }
 
-  @Test("resetHostSettings forgets every host's settings")
+  @Test("resetting forgets every host's settings")
   func reset() throws {
-    try GRPCHost.setUserAgentPrefix("Gone", forHost: "reset.example.test")
-    GRPCHost.resetHostSettings()
-    #expect(try GRPCHost.callOptions(forHost: "reset.example.test").userAgentPrefix == nil)
+    // A table of the test's own: `resetHostSettings()` resets the process-wide one, which
+    // the suites running beside this one rely on.
+    let table = GRPCHost.Table()
+    table.host("reset.example.test:443").updateSettings { $0.userAgentPrefix = "Gone" }
+    table.host("other.example.test:443").updateSettings { $0.userAgentPrefix = "Gone too" }
+    table.reset()
+    #expect(table.host("reset.example.test:443").settings.userAgentPrefix == nil)
+    #expect(table.host("other.example.test:443").settings.userAgentPrefix == nil)
   }
 
   @Test("a host's user agent prefix and insecure setting reach the wire")
