@@ -55,7 +55,8 @@ public final class GRPCCall2: Sendable {
   /// Creates a call; nothing is sent until ``start()``.
   ///
   /// The first interceptor of ``GRPCCallOptions/interceptorFactories`` (then of the global
-  /// ones) is made now; each next one when the one above it first passes a request on.
+  /// ones, then of the transport's own) is made now; each next one when the one above it first
+  /// passes a request on.
   ///
   /// - Parameters:
   ///   - requestOptions: The server and method.
@@ -95,8 +96,11 @@ public final class GRPCCall2: Sendable {
     self.state = Mutex(Locked())
     let (transportType, transport) = (callOptions.transportType, callOptions.transport)
     let globals = Self.globalInterceptors
-    let factories =
+    var factories =
       globals.isEmpty ? callOptions.interceptorFactories : callOptions.interceptorFactories + globals
+    if let transport, let own = channelPool.config.transportRegistry.factory(for: transport)?.interceptorFactories {
+      factories += own
+    }
     let chain = InterceptorChain(
       factories: ArraySlice(factories),
       transport: { previous in

@@ -48,17 +48,28 @@ extension ChannelKey {
         allowWithoutCalls: false
       )
     }
-    if self.initialBackoff > 0 || self.maxBackoff > 0 {
-      let initial = self.initialBackoff > 0 ? self.initialBackoff : 1
+    if let backoff = self.reconnectBackoff(default: config.backoff.multiplier) {
       config.backoff = .init(
-        initial: .seconds(initial),
-        max: .seconds(max(initial, self.maxBackoff > 0 ? self.maxBackoff : 120)),
-        multiplier: config.backoff.multiplier,
+        initial: backoff.initial,
+        max: backoff.max,
+        multiplier: backoff.multiplier,
         jitter: config.backoff.jitter
       )
     }
     config.channelDebuggingCallbacks.onCreateTCPConnection = self.connectionSetUp
     return config
+  }
+
+  /// The reconnection backoff the options ask for, or `nil` for the transport's own: unset
+  /// waits are 1 s and 120 s as gRPC core's, an unset multiplier is `defaultMultiplier`.
+  func reconnectBackoff(default defaultMultiplier: Double) -> (initial: Duration, max: Duration, multiplier: Double)? {
+    guard self.initialBackoff > 0 || self.maxBackoff > 0 || self.backoffMultiplier > 0 else { return nil }
+    let initial = self.initialBackoff > 0 ? self.initialBackoff : 1
+    return (
+      .seconds(initial),
+      .seconds(max(initial, self.maxBackoff > 0 ? self.maxBackoff : 120)),
+      self.backoffMultiplier > 0 ? self.backoffMultiplier : defaultMultiplier
+    )
   }
 
   /// What each new TCP connection gets before it connects: the connect timeout and, under TLS,

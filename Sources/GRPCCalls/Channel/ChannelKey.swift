@@ -30,8 +30,10 @@ public struct ChannelKey: Hashable, Sendable {
   let keepaliveInterval: TimeInterval
   let keepaliveTimeout: TimeInterval
   let connectTimeout: TimeInterval
+  /// The reconnection backoff: `connect…Backoff`, else `…RetryInterval` (0: the transport's).
   let initialBackoff: TimeInterval
   let maxBackoff: TimeInterval
+  let backoffMultiplier: Double
   let enableRetry: Bool
   let channelPoolDomain: String?
   let channelId: Int
@@ -105,8 +107,9 @@ public struct ChannelKey: Hashable, Sendable {
     self.keepaliveInterval = options.keepaliveInterval
     self.keepaliveTimeout = options.keepaliveTimeout
     self.connectTimeout = options.connectMinTimeout
-    self.initialBackoff = options.connectInitialBackoff
-    self.maxBackoff = options.connectMaxBackoff
+    self.initialBackoff = options.connectInitialBackoff > 0 ? options.connectInitialBackoff : options.minRetryInterval
+    self.maxBackoff = options.connectMaxBackoff > 0 ? options.connectMaxBackoff : options.maxRetryInterval
+    self.backoffMultiplier = options.retryFactor
     self.enableRetry = options.enableRetry
     self.channelPoolDomain = options.channelPoolDomain
     self.channelId = options.channelId
@@ -138,6 +141,7 @@ public struct ChannelKey: Hashable, Sendable {
     hasher.combine(self.connectTimeout)
     hasher.combine(self.initialBackoff)
     hasher.combine(self.maxBackoff)
+    hasher.combine(self.backoffMultiplier)
     hasher.combine(self.enableRetry)
     hasher.combine(self.channelPoolDomain)
     hasher.combine(self.channelId)

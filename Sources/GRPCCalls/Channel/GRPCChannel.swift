@@ -56,13 +56,7 @@ final class GRPCChannel: Sendable {
           throw ChannelKey.cronetUnavailable
         }
       }
-      self.client = makeChannelClient(
-        try HTTP2ClientTransport.Posix(
-          target: key.target.resolvableTarget,
-          transportSecurity: key.transportSecurity,
-          config: key.transportConfig
-        )
-      )
+      self.client = makeChannelClient(try BuiltInTransportFactory.makeTransport(for: key))
       logger.debug("Opened a channel", metadata: ["grpc-calls.transport": "\(key.transportType)"])
     } catch let error as GRPCError {
       throw error

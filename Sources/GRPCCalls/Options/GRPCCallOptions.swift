@@ -15,7 +15,8 @@ public import GRPCCore
 ///   ``userAgentSuffix``, ``flushCoalescing``, ``http2TargetWindowSize``, ``pemRootCertificates``,
 ///   ``pemPrivateKey``, ``pemCertificateChain``, ``hostNameOverride``, ``serverAuthority``,
 ///   ``compressionAlgorithm``, ``keepaliveInterval``, ``keepaliveTimeout``,
-///   ``connectMinTimeout``, ``connectInitialBackoff``, ``connectMaxBackoff``, ``enableRetry``,
+///   ``connectMinTimeout``, ``connectInitialBackoff``, ``connectMaxBackoff``,
+///   ``minRetryInterval``, ``maxRetryInterval``, ``retryFactor``, ``enableRetry``,
 ///   ``additionalChannelArgs``, ``transport``, ``logContext``, ``channelPoolDomain``,
 ///   ``channelId``) form the channel key: calls share
 ///   a channel (one HTTP/2 connection) only when all of them are equal. See ``ChannelKey``.
@@ -285,6 +286,41 @@ public struct GRPCCallOptions: Sendable {
     }
   }
   private var _connectMaxBackoff: TimeInterval = 0
+
+  /// gRPC Objective-C's name for the first reconnection wait, in seconds: the same setting as
+  /// ``connectInitialBackoff``, which wins when both are set. `0` (the default): unset.
+  public var minRetryInterval: TimeInterval {
+    get { self._minRetryInterval }
+    set {
+      self._minRetryInterval = Self.clamped(newValue)
+      self.channelKeyCache = ChannelKeyCache()
+    }
+  }
+  private var _minRetryInterval: TimeInterval = 0
+
+  /// gRPC Objective-C's name for the longest reconnection wait, in seconds: the same setting as
+  /// ``connectMaxBackoff``, which wins when both are set. `0` (the default): unset.
+  public var maxRetryInterval: TimeInterval {
+    get { self._maxRetryInterval }
+    set {
+      self._maxRetryInterval = Self.clamped(newValue)
+      self.channelKeyCache = ChannelKeyCache()
+    }
+  }
+  private var _maxRetryInterval: TimeInterval = 0
+
+  /// How much each reconnection wait grows over the last, up to the longest wait; `0` (the
+  /// default) keeps the transport's 1.6, as gRPC core's. Values between 0 and 1 count as 1 (the
+  /// wait never shrinks); NaN and negative values as unset.
+  public var retryFactor: Double {
+    get { self._retryFactor }
+    set {
+      let factor = Self.clamped(newValue)
+      self._retryFactor = factor > 0 ? max(1, factor) : 0
+      self.channelKeyCache = ChannelKeyCache()
+    }
+  }
+  private var _retryFactor: Double = 0
 
   /// Whether calls on the channel follow their ``executionPolicy``; on by default. Off, every
   /// call is tried once.

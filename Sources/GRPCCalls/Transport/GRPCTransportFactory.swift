@@ -22,15 +22,30 @@ public protocol GRPCTransportFactory: Sendable {
   ///     are those of every call that will share it.
   /// - Throws: Any error; the calls fail with `UNAVAILABLE` carrying it.
   func makeTransport(target: String, options: GRPCCallOptions) throws -> any ClientTransport
+
+  /// Interceptors of the transport's own (gRPC Objective-C's `transportInterceptorFactories`):
+  /// they run last in the chain of every call on it, after the per-call and global ones, and
+  /// see what goes to the transport. None by default.
+  var interceptorFactories: [any GRPCInterceptorFactory] { get }
+}
+
+extension GRPCTransportFactory {
+  public var interceptorFactories: [any GRPCInterceptorFactory] { [] }
 }
 
 /// A transport factory made of a closure.
 public struct GRPCClosureTransportFactory: GRPCTransportFactory {
   private let make: @Sendable (String, GRPCCallOptions) throws -> any ClientTransport
+  public let interceptorFactories: [any GRPCInterceptorFactory]
 
-  /// Creates a factory that calls `make` for each channel.
-  public init(_ make: @escaping @Sendable (_ target: String, _ options: GRPCCallOptions) throws -> any ClientTransport) {
+  /// Creates a factory that calls `make` for each channel, and whose calls run through
+  /// `interceptorFactories` last.
+  public init(
+    interceptorFactories: [any GRPCInterceptorFactory] = [],
+    _ make: @escaping @Sendable (_ target: String, _ options: GRPCCallOptions) throws -> any ClientTransport
+  ) {
     self.make = make
+    self.interceptorFactories = interceptorFactories
   }
 
   public func makeTransport(target: String, options: GRPCCallOptions) throws -> any ClientTransport {

@@ -2,9 +2,13 @@ internal import Synchronization
 
 /// Transport factories by ID, for ``GRPCCallOptions/transport``.
 ///
-/// The built-in IDs ``GRPCTransportID/secure`` and ``GRPCTransportID/insecure`` always name the
-/// HTTP/2 transports and cannot be replaced. An ID with no factory falls back to the transport
-/// ``GRPCCallOptions/transportType`` picks, and the channel logs a warning.
+/// The built-in IDs ``GRPCTransportID/secure`` and ``GRPCTransportID/insecure`` are entries like
+/// any other, always naming the HTTP/2 transports: they cannot be replaced or removed. An ID
+/// with no factory falls back to the transport ``GRPCCallOptions/transportType`` picks, and the
+/// channel logs a warning.
+///
+/// A factory's ``GRPCTransportFactory/interceptorFactories`` run last in the chain of every
+/// call that names it, after the per-call and global interceptors.
 public final class GRPCTransportRegistry: Sendable {
   /// The registry calls use.
   public static let shared = GRPCTransportRegistry()
@@ -22,13 +26,23 @@ public final class GRPCTransportRegistry: Sendable {
     self.factories.withLock { $0[id] = factory }
   }
 
-  /// Removes the factory registered under `id`, if any.
+  /// Removes the factory registered under `id`, if any; the built-in ones stay.
   public func unregister(_ id: GRPCTransportID) {
     self.factories.withLock { $0[id] = nil }
   }
 
-  /// The factory registered under `id`.
+  /// The factory registered under `id`, or the built-in one for ``GRPCTransportID/secure`` and
+  /// ``GRPCTransportID/insecure``.
   public func factory(for id: GRPCTransportID) -> (any GRPCTransportFactory)? {
-    self.factories.withLock { $0[id] }
+    switch id {
+    case .secure: BuiltInTransportFactory(type: .tls)
+    case .insecure: BuiltInTransportFactory(type: .insecure)
+    default: self.factories.withLock { $0[id] }
+    }
+  }
+
+  /// The IDs with a factory: the built-in ones and every registered one.
+  public var registeredIDs: Set<GRPCTransportID> {
+    self.factories.withLock { Set($0.keys) }.union([.secure, .insecure])
   }
 }

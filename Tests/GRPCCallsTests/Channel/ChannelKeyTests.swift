@@ -28,6 +28,9 @@ struct ChannelKeyTests {
     ("connectMinTimeout", { $0.connectMinTimeout = 1 }),
     ("connectInitialBackoff", { $0.connectInitialBackoff = 1 }),
     ("connectMaxBackoff", { $0.connectMaxBackoff = 1 }),
+    ("minRetryInterval", { $0.minRetryInterval = 1 }),
+    ("maxRetryInterval", { $0.maxRetryInterval = 1 }),
+    ("retryFactor", { $0.retryFactor = 2 }),
     ("enableRetry", { $0.enableRetry = false }),
     ("additionalChannelArgs", { $0.additionalChannelArgs = ["grpc.http2.max_frame_size": 32768] }),
     ("transport", { $0.transport = GRPCTransportID("custom") }),
@@ -115,6 +118,29 @@ struct ChannelKeyTests {
       guard let error = error as? GRPCError else { return false }
       return error.code == .invalidArgument && error.message.contains("'\(name)'")
     }
+  }
+
+  @Test("gRPC Objective-C's retry intervals and factor are the connection backoff; connect…Backoff wins over them")
+  func retryIntervals() throws {
+    #expect(try Self.key { $0.minRetryInterval = 2 } == Self.key { $0.connectInitialBackoff = 2 })
+    #expect(try Self.key { $0.maxRetryInterval = 5 } == Self.key { $0.connectMaxBackoff = 5 })
+    let both = try Self.key {
+      $0.minRetryInterval = 2
+      $0.connectInitialBackoff = 3
+      $0.maxRetryInterval = 5
+      $0.retryFactor = 2.5
+    }
+    let backoff = try #require(both.reconnectBackoff(default: 1.6))
+    #expect(backoff.initial == .seconds(3))
+    #expect(backoff.max == .seconds(5))
+    #expect(backoff.multiplier == 2.5)
+    // Unset: the transport's own backoff.
+    #expect(try Self.key().reconnectBackoff(default: 1.6) == nil)
+    var options = GRPCCallOptions()
+    options.retryFactor = 0.5
+    #expect(options.retryFactor == 1)
+    options.retryFactor = -.nan
+    #expect(options.retryFactor == 0)
   }
 
   @Test("an unknown channel argument changes no setting but makes a key of its own")

@@ -53,6 +53,66 @@ struct TransportRegistryTests {
     }
   }
 
+  @Test("the built-in transports are registry entries: looked up by ID, they make a transport that reaches the server")
+  func builtInEntries() async throws {
+    try await withTestServer { server in
+      let registry = GRPCTransportRegistry()
+      #expect(registry.registeredIDs == [.secure, .insecure])
+      registry.unregister(.insecure)
+      let insecure = try #require(registry.factory(for: .insecure), "the built-in entry stays")
+      #expect(registry.factory(for: .secure) != nil)
+      // A transport of the app's own that delegates to the built-in entry, as an Objective-C
+      // app's did to GRPCDefaultTransportImplList.
+      let id = GRPCTransportID("test.delegating")
+      registry.register(GRPCClosureTransportFactory { target, options in try insecure.makeTransport(target: target, options: options) }, for: id)
+      #expect(registry.registeredIDs == [.secure, .insecure, id])
+      let pool = GRPCChannelPool(config: .init(idleTimeout: .seconds(30), transportRegistry: registry))
+      defer { pool.disconnectAll() }
+      var options = GRPCCallOptions()  // transportType .tls: the entry's own type wins
+      options.transport = id
+      try await InteropClient(target: server.server.target, callOptions: options, channelPool: pool).run(.largeUnary)
+      #expect(server.recorder.acceptedConnections == 1)
+    }
+  }
+
+  @Test("a transport's own interceptors run last: after the per-call ones, seeing every event")
+  func transportInterceptors() async throws {
+    let log = InterceptorLog()
+    let registry = GRPCTransportRegistry()
+    let recorder = InteropServerRecorder()
+    let id = GRPCTransportID("test.in-process.intercepted")
+    let inProcess = InteropServer.inProcessTransportFactory(recorder: recorder)
+    registry.register(
+      GRPCClosureTransportFactory(interceptorFactories: [CountingInterceptor.factory("T", log: log)]) { target, options in
+        try inProcess.makeTransport(target: target, options: options)
+      },
+      for: id
+    )
+    let pool = GRPCChannelPool(config: .init(idleTimeout: .seconds(30), transportRegistry: registry))
+    defer { pool.disconnectAll() }
+    var options = GRPCCallOptions()
+    options.transport = id
+    options.enableFlowControl = true
+    options.interceptorFactories = [CountingInterceptor.factory("P", log: log)]
+    let client = InteropClient(target: "in-process.invalid:1", callOptions: options, channelPool: pool)
+    let (call, calls) = try client.makeCall("FullDuplexCall")
+    call.start()
+    for round in 1...4 {
+      call.receiveNextMessages(1)
+      var request = Grpc_Testing_StreamingOutputCallRequest()
+      request.responseParameters = [InteropRequests.parameters(size: Int32(round * 10))]
+      call.writeData(try request.bytes)
+      #expect(await calls.wait { $0.messages.count == round })
+    }
+    call.finish()
+    #expect(try #require(await calls.waitForClose()).error == nil)
+    for name in ["P", "T"] {
+      try await InterceptorChainTests.expectCounts(log, name: name)
+    }
+    #expect(log.order(of: "start") == ["P", "T"])
+    #expect(log.order(of: "close") == ["T", "P"])
+  }
+
   @Test("Cronet is not available here: UNIMPLEMENTED, saying so")
   func cronet() async throws {
     try await withTestServer { server in

@@ -1,0 +1,26 @@
+internal import GRPCCore
+internal import GRPCNIOTransportHTTP2Posix
+
+/// The HTTP/2 transports on SwiftNIO, as entries of the ``GRPCTransportRegistry`` under
+/// ``GRPCTransportID/secure`` and ``GRPCTransportID/insecure`` (gRPC Objective-C's
+/// `GRPCDefaultTransportImplList`). A channel of the built-in transports makes them directly;
+/// a factory looked up by ID makes the same transport.
+struct BuiltInTransportFactory: GRPCTransportFactory {
+  let type: GRPCTransportType
+
+  func makeTransport(target: String, options: GRPCCallOptions) throws -> any ClientTransport {
+    var options = options
+    options.transport = nil
+    options.transportType = self.type
+    return try Self.makeTransport(for: ChannelKey(host: target, options: options))
+  }
+
+  /// The HTTP/2 transport of a channel with `key`.
+  static func makeTransport(for key: ChannelKey) throws -> HTTP2ClientTransport.Posix {
+    try HTTP2ClientTransport.Posix(
+      target: key.target.resolvableTarget,
+      transportSecurity: key.transportSecurity,
+      config: key.transportConfig
+    )
+  }
+}
