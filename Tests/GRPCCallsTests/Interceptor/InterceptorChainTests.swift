@@ -17,7 +17,15 @@ struct InterceptorChainTests {
     _ server: TestServer,
     options: GRPCCallOptions
   ) async throws -> (recorder: CallRecorder, close: CallRecorder.Close) {
-    let (call, recorder) = try server.call("FullDuplexCall", options: options)
+    try await Self.pingPong(server.client, options: options)
+  }
+
+  /// A flow-controlled 4-round ping-pong through `client`'s target and pool.
+  static func pingPong(
+    _ client: InteropClient,
+    options: GRPCCallOptions
+  ) async throws -> (recorder: CallRecorder, close: CallRecorder.Close) {
+    let (call, recorder) = try client.makeCall("FullDuplexCall", options: options)
     call.start()
     for round in 1...4 {
       call.receiveNextMessages(1)
