@@ -102,7 +102,8 @@ struct AsyncProtoCallTests {
   @Test("cancelling the task cancels the RPC: CANCELLED, and the server stops streaming")
   func taskCancellation() async throws {
     try await withTestServer { server in
-      var request = InteropRequests.stream(count: 200, size: 10)
+      // 30 s of responses, so that only the cancel can end the stream early.
+      var request = InteropRequests.stream(count: 3000, size: 10)
       for index in request.responseParameters.indices {
         request.responseParameters[index].intervalUs = 10_000
       }
@@ -126,7 +127,7 @@ struct AsyncProtoCallTests {
       } throws: { error in
         (error as? GRPCError)?.code == .cancelled
       }
-      let stopped = try await server.streamStopped(before: 200)
+      let stopped = try await server.streamStopped(before: 3000)
       #expect(stopped, "the server kept streaming")
     }
   }

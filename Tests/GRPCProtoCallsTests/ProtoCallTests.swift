@@ -65,7 +65,9 @@ struct ProtoCallTests {
       // StreamingOutputCall's responses hold a payload in field 1; read as a StringValue, whose
       // field 1 is a string, a 200-byte payload's length (0xC8 0x01) is not UTF-8: the bytes
       // are not the response type, and SwiftProtobuf says so.
-      var request = InteropRequests.stream(count: 100, size: 200)
+      // 30 s of responses: long enough that the server cannot finish before the cancel
+      // reaches it, however busy the machine; it ends early when the cancel works.
+      var request = InteropRequests.stream(count: 1500, size: 200)
       for index in request.responseParameters.indices {
         request.responseParameters[index].intervalUs = 20_000
       }
@@ -81,7 +83,7 @@ struct ProtoCallTests {
       #expect(close.error?.code == .internalError)
       #expect(close.error?.message == "Unable to parse response from the server")
       #expect(recorder.messages.isEmpty)
-      let stopped = try await server.streamStopped(before: 100)
+      let stopped = try await server.streamStopped(before: 1500)
       #expect(stopped, "the server kept streaming")
     }
   }
@@ -96,7 +98,8 @@ struct ProtoCallTests {
         responseHandler: recorder,
         responseClass: Grpc_Testing_StreamingOutputCallResponse.self
       )
-      var request = InteropRequests.stream(count: 100, size: 10)
+      // 30 s of responses, so that only the cancel can end the stream early.
+      var request = InteropRequests.stream(count: 1500, size: 10)
       for index in request.responseParameters.indices {
         request.responseParameters[index].intervalUs = 20_000
       }
@@ -107,7 +110,7 @@ struct ProtoCallTests {
       call.cancel()
       let close = try #require(await recorder.waitForClose())
       #expect(close.error?.code == .cancelled)
-      let stopped = try await server.streamStopped(before: 100)
+      let stopped = try await server.streamStopped(before: 1500)
       #expect(stopped, "the server kept streaming")
     }
   }

@@ -36,8 +36,13 @@ open class GRPCInterceptor: @unchecked Sendable {
   /// Passes this interceptor's events on to its neighbours.
   public let manager: GRPCInterceptorManager
 
-  /// The queue every event of this interceptor runs on.
+  /// The queue every event of this interceptor runs on (unless it ``executesInline``).
   public let dispatchQueue: DispatchQueue
+
+  /// Whether the events run on the thread that delivers them instead of on ``dispatchQueue``:
+  /// still one at a time and in order, but with no hop to another thread (see
+  /// <doc:WritingAnInterceptor>, "Running inline").
+  public let executesInline: Bool
 
   /// Creates an interceptor.
   ///
@@ -45,9 +50,14 @@ open class GRPCInterceptor: @unchecked Sendable {
   ///   - manager: The manager the factory was given.
   ///   - dispatchQueue: The queue the events run on; a new serial queue by default. It may be
   ///     concurrent: the manager still delivers one event at a time.
-  public init(manager: GRPCInterceptorManager, dispatchQueue: DispatchQueue? = nil) {
+  ///   - executesInline: Run each event on the thread that delivers it, which may be the
+  ///     caller's, the transport's or another interceptor's: only for an interceptor that never
+  ///     blocks and does little (a counter, a header, a log record). Off by default, as L50
+  ///     says each interceptor's events run on its own queue.
+  public init(manager: GRPCInterceptorManager, dispatchQueue: DispatchQueue? = nil, executesInline: Bool = false) {
     self.manager = manager
     self.dispatchQueue = dispatchQueue ?? DispatchQueue(label: "grpc-calls.interceptor")
+    self.executesInline = executesInline
   }
 
   // MARK: Requests: passed to the next interceptor

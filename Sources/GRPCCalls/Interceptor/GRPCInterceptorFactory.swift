@@ -16,7 +16,7 @@ public protocol GRPCInterceptorFactory: Sendable {
   /// Makes the interceptor for a call, or `nil` to take no part in it.
   ///
   /// - Parameter manager: The manager the interceptor forwards events through; pass it to
-  ///   ``GRPCInterceptor/init(manager:dispatchQueue:)``.
+  ///   ``GRPCInterceptor/init(manager:dispatchQueue:executesInline:)``.
   func makeInterceptor(manager: GRPCInterceptorManager) -> GRPCInterceptor?
 }
 

@@ -1,4 +1,5 @@
 internal import Dispatch
+internal import Foundation
 public import GRPCCore
 internal import Synchronization
 
@@ -12,7 +13,9 @@ internal import Synchronization
 ///
 /// The manager delivers the interceptor's own events on a serial queue that targets the
 /// interceptor's ``GRPCInterceptor/dispatchQueue``: one at a time, in order, even when that queue
-/// is concurrent. It drops what the call's state does not allow (see <doc:WritingAnInterceptor>):
+/// is concurrent. An interceptor that ``GRPCInterceptor/executesInline`` gets them on the thread
+/// that delivers them, still one at a time and in order: a thread that finds another one
+/// running the interceptor leaves its event to that thread. It drops what the call's state does not allow (see <doc:WritingAnInterceptor>):
 /// a write before start, anything after the close. The close travels up at most once. An
 /// interceptor may retry: ``resetNextInterceptor()`` discards the chain below, and the next
 /// start makes it anew.
@@ -40,6 +43,11 @@ public final class GRPCInterceptorManager: Sendable {
     /// Counts ``resetNextInterceptor()``: responses from an earlier attempt's elements are
     /// dropped.
     var attempt = 0
+    /// Inline interceptors: whether a thread is running the interceptor's events, which one,
+    /// and the events that arrived meanwhile, which it runs next.
+    var inline = false
+    var performer: pthread_t?
+    var pending: [@Sendable () -> Void] = []
 
     /// Shuts the manager down and hands back what it held, to be released after the lock.
     mutating func release() -> Released {
@@ -70,7 +78,10 @@ public final class GRPCInterceptorManager: Sendable {
 
   /// Attaches the interceptor the factory made and starts delivering to it.
   func attach(_ interceptor: GRPCInterceptor) {
-    self.state.withLock { $0.interceptor = interceptor }
+    self.state.withLock {
+      $0.interceptor = interceptor
+      $0.inline = interceptor.executesInline
+    }
     self.queue.setTarget(queue: interceptor.dispatchQueue)
     self.queue.activate()
   }
@@ -187,8 +198,8 @@ public final class GRPCInterceptorManager: Sendable {
   private func passRequest(_ request: StateMachine.Request, _ deliver: @escaping @Sendable (any RequestLink) -> Void) {
     // Making the next interceptor calls its factory: do it on this manager's queue, so it
     // happens once and in order with every other request, and never under the lock.
-    guard DispatchQueue.getSpecific(key: self.queueKey) != nil else {
-      self.queue.async { self.passRequest(request, deliver) }
+    guard self.isRunningInterceptor else {
+      self.run { self.passRequest(request, deliver) }
       return
     }
     let decision: (next: (any RequestLink)?, rest: InterceptorChain?, attempt: Int) =
@@ -256,12 +267,61 @@ extension GRPCInterceptorManager: RequestLink {
     attempt: Int? = nil,
     _ event: @escaping @Sendable (GRPCInterceptor) -> Void
   ) {
-    self.queue.async {
+    self.run {
       let interceptor = self.state.withLock { state in
         attempt == nil || attempt == state.attempt ? state.interceptor : nil
       }
       if let interceptor {
         event(interceptor)
+      }
+    }
+  }
+
+  /// Whether this thread is running the interceptor's events now.
+  private var isRunningInterceptor: Bool {
+    if DispatchQueue.getSpecific(key: self.queueKey) != nil { return true }
+    return self.state.withLock { state in
+      state.performer.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+    }
+  }
+
+  /// Runs `work` where the interceptor's events run: on the manager's queue, or, inline, on
+  /// this thread unless another is running them (it then runs `work` after what it has).
+  private func run(_ work: @escaping @Sendable () -> Void) {
+    let now = self.state.withLock { state -> Bool? in
+      guard state.inline else { return nil }
+      guard state.performer == nil else {
+        state.pending.append(work)
+        return false
+      }
+      state.performer = pthread_self()
+      return true
+    }
+    switch now {
+    case nil:
+      self.queue.async(execute: work)
+    case true?:
+      work()
+      self.runPending()
+    case false?:
+      break
+    }
+  }
+
+  /// Runs what other threads left while this one ran the interceptor, then lets go.
+  private func runPending() {
+    while true {
+      let batch = self.state.withLock { state -> [@Sendable () -> Void] in
+        guard !state.pending.isEmpty else {
+          state.performer = nil
+          return []
+        }
+        defer { state.pending = [] }
+        return state.pending
+      }
+      guard !batch.isEmpty else { return }
+      for work in batch {
+        work()
       }
     }
   }

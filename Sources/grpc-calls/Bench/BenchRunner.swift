@@ -60,6 +60,19 @@ final class BenchRunner {
           only: [.pingPong, .unaryLatency]
         )
       )
+      // The same interceptor running inline (`executesInline`): no hop to its own queue.
+      contestants.append(
+        Contestant(
+          client: CallsBenchClient(
+            target: "\(host):\(port)",
+            flushCoalescing: GRPCCallOptions.defaultFlushCoalescing,
+            passThroughInterceptors: 1,
+            inline: true
+          ),
+          variant: "1-inline-interceptor",
+          only: [.pingPong, .unaryLatency]
+        )
+      )
     }
     self.contestants = contestants
     self.grpcio = grpcio

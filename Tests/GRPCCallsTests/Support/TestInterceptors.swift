@@ -46,26 +46,32 @@ final class CountingInterceptor: GRPCInterceptor, @unchecked Sendable {
   private var pending: [String] = []
   private var matches: Bool?
 
-  init(manager: GRPCInterceptorManager, name: String, log: InterceptorLog, host: String? = nil) {
+  /// Set while an event runs: an inline interceptor's events must not overlap either.
+  private let running = Atomic(false)
+
+  init(manager: GRPCInterceptorManager, name: String, log: InterceptorLog, host: String? = nil, inline: Bool = false) {
     self.name = name
     self.log = log
     self.host = host
     let queue = DispatchQueue(label: "counting.\(name)")
     self.queueKey = DispatchSpecificKey<String>()
     queue.setSpecific(key: self.queueKey, value: name)
-    super.init(manager: manager, dispatchQueue: queue)
+    super.init(manager: manager, dispatchQueue: queue, executesInline: inline)
   }
 
   /// A factory making one per call.
-  static func factory(_ name: String, log: InterceptorLog, host: String? = nil) -> GRPCClosureInterceptorFactory {
+  static func factory(_ name: String, log: InterceptorLog, host: String? = nil, inline: Bool = false) -> GRPCClosureInterceptorFactory {
     GRPCClosureInterceptorFactory { manager in
-      CountingInterceptor(manager: manager, name: name, log: log, host: host)
+      CountingInterceptor(manager: manager, name: name, log: log, host: host, inline: inline)
     }
   }
 
   private func record(_ event: String) {
+    // Queued: each event on the interceptor's queue. Inline: on any thread, never two at once.
+    let alone = self.running.exchange(true, ordering: .acquiring) == false
+    defer { if alone { self.running.store(false, ordering: .releasing) } }
     let onQueue = DispatchQueue.getSpecific(key: self.queueKey) == self.name
-    let entry = "\(self.name).\(onQueue ? event : "off-queue")"
+    let entry = "\(self.name).\((self.executesInline ? alone : onQueue) ? event : "off-queue")"
     switch self.matches {
     case nil: self.pending.append(entry)
     case true?: self.log.append([entry])

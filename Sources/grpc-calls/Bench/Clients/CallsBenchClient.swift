@@ -13,13 +13,17 @@ struct CallsBenchClient: BenchClient {
   /// call's own callbacks stay serial.
   private let queue = DispatchQueue(label: "bench.grpc-calls", attributes: .concurrent)
 
-  /// - Parameter passThroughInterceptors: How many base-class interceptors (which pass every
-  ///   event on) each call goes through: the cost of the interceptor chain.
+  /// - Parameters:
+  ///   - passThroughInterceptors: How many base-class interceptors (which pass every event on)
+  ///     each call goes through: the cost of the interceptor chain.
+  ///   - inline: Whether those interceptors run inline (`executesInline`) rather than on
+  ///     queues of their own.
   init(
     target: String,
     flushCoalescing: Bool,
     flowControl: Bool = false,
-    passThroughInterceptors: Int = 0
+    passThroughInterceptors: Int = 0,
+    inline: Bool = false
   ) {
     self.target = target
     var options = GRPCCallOptions()
@@ -27,7 +31,7 @@ struct CallsBenchClient: BenchClient {
     options.flushCoalescing = flushCoalescing
     options.enableFlowControl = flowControl
     options.interceptorFactories = Array(
-      repeating: GRPCClosureInterceptorFactory { GRPCInterceptor(manager: $0) },
+      repeating: GRPCClosureInterceptorFactory { GRPCInterceptor(manager: $0, executesInline: inline) },
       count: passThroughInterceptors
     )
     self.options = options
