@@ -52,6 +52,9 @@ struct Bench: AsyncParsableCommand {
   @Option(help: "HTTP/2 window in bytes for memory-backpressure (default 1 MiB; 0 = the core's 8 MiB).")
   var window: Int?
 
+  @Option(help: "Milliseconds the memory-backpressure reader spends on each 1 MiB message (default 10).")
+  var readIntervalMs: Int?
+
   @Option(help: "Unary calls per face for leak, after warm-up (default 100,000; --quick: 2,000).")
   var leakCalls: Int?
 
@@ -118,6 +121,9 @@ struct Bench: AsyncParsableCommand {
     }
     if self.wants("memory-backpressure") {
       var memorySettings: MemoryBackpressure.Settings = self.quick ? .quick : .full
+      if let interval = self.readIntervalMs {
+        memorySettings.readInterval = .milliseconds(max(1, interval))
+      }
       if let window = self.window {
         memorySettings.window = window
       }
