@@ -107,6 +107,23 @@ public func eventually<T: Sendable>(upTo seconds: Double = 30, _ value: () -> T?
   return value()
 }
 
+/// Polls `count` every 100 ms until it holds still for a second; `nil` if it never does within
+/// `seconds`. For "the server stopped writing": how far it got is the figure a test bounds, so a
+/// slow machine that takes longer to stop only makes the wait longer.
+public func steadyValue(upTo seconds: Double = 60, _ count: () -> Int) async -> Int? {
+  let deadline = ContinuousClock.now + .seconds(seconds)
+  var last = count()
+  var unchanged = 0
+  while ContinuousClock.now < deadline {
+    try? await Task.sleep(for: .milliseconds(100))
+    let now = count()
+    unchanged = now == last ? unchanged + 1 : 0
+    last = now
+    if unchanged >= 10 { return now }
+  }
+  return nil
+}
+
 /// The path a test's calls take to the core (Design article, "The path of a call"): the transport's stream directly, or
 /// `GRPCClient`.
 ///

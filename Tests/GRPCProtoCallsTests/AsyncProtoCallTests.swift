@@ -148,16 +148,14 @@ struct AsyncProtoCallTests {
         var iterator = responses.makeAsyncIterator()
         _ = try await iterator.next()
         // The consumer stops: the server fills the window and the transports' buffers, then waits.
-        try await Task.sleep(for: .seconds(2))
-        let held = server.recorder.streamedResponses
-        try await Task.sleep(for: .seconds(1))
-        #expect(server.recorder.streamedResponses == held, "the server kept writing")
-        return held
+        let held = await steadyValue { server.recorder.streamedResponses }
+        #expect(held != nil, "the server never stopped writing")
+        return held ?? messages
       }
       #expect(written * messageSize <= FlowControlBounds.inProcessServerLead, "the server wrote \(written) messages ahead")
       // Leaving the body cancelled the call: the server's stream ended early.
-      try await Task.sleep(for: .milliseconds(300))
-      #expect(server.recorder.streamedResponses < messages)
+      let final = await steadyValue { server.recorder.streamedResponses }
+      #expect(final != nil && final! < messages, "\(String(describing: final))")
     }
   }
 }

@@ -376,12 +376,15 @@ extension GRPCCall2Internal: RequestLink {
     writes: [any Sendable],
     finish: Bool
   ) {
+    let executor = self.pool.executor(host: requestOptions.host, options: callOptions)
     self.state.withLock { state in
       guard
         state.machine.start(writes: writes, finish: finish, flowControl: callOptions.enableFlowControl)
       else { return }
       // The task holds `self`, so the call runs to its close even if the caller lets go of it.
-      state.task = Task { await self.run(requestOptions: requestOptions, callOptions: callOptions) }
+      state.task = Task(executorPreference: executor) {
+        await self.run(requestOptions: requestOptions, callOptions: callOptions)
+      }
     }
   }
 

@@ -1,3 +1,4 @@
+internal import Foundation
 internal import GRPCCore
 internal import GRPCNIOTransportHTTP2Posix
 internal import NIOCore
@@ -41,10 +42,10 @@ extension ChannelKey {
     }
     config.compression.enabledAlgorithms = accepted
     config.compression.algorithm = self.compression.core
-    if self.keepaliveInterval > 0 {
+    if let keepalive = self.transportKeepalive {
       config.connection.keepalive = .init(
-        time: .seconds(self.keepaliveInterval),
-        timeout: .seconds(self.keepaliveTimeout > 0 ? self.keepaliveTimeout : 20),
+        time: .seconds(keepalive.time),
+        timeout: .seconds(keepalive.timeout),
         allowWithoutCalls: false
       )
     }
@@ -58,6 +59,19 @@ extension ChannelKey {
     }
     config.channelDebuggingCallbacks.onCreateTCPConnection = self.connectionSetUp
     return config
+  }
+
+  /// The keepalive the transport is given, in seconds, or `nil` for none.
+  ///
+  /// The transport sends a ping every `time` whether or not the last one was answered, and each
+  /// ping restarts the wait for an answer: with a timeout as long as the interval or longer the
+  /// wait never ends and a dead peer goes unnoticed. So the interval is stretched to one second
+  /// past the timeout; the timeout, the application's patience, is kept (gRPC core's default
+  /// timeout is 20 s).
+  var transportKeepalive: (time: TimeInterval, timeout: TimeInterval)? {
+    guard self.keepaliveInterval > 0 else { return nil }
+    let timeout = self.keepaliveTimeout > 0 ? self.keepaliveTimeout : 20
+    return (max(self.keepaliveInterval, timeout + 1), timeout)
   }
 
   /// The reconnection backoff the options ask for, or `nil` for the transport's own: unset

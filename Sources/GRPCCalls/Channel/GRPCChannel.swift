@@ -1,6 +1,7 @@
 internal import GRPCCore
 internal import GRPCNIOTransportHTTP2Posix
 internal import Logging
+internal import NIOPosix
 internal import Synchronization
 
 /// One channel of the pool: a `GRPCClient` on one transport to one target, with the settings
@@ -12,6 +13,9 @@ internal import Synchronization
 final class GRPCChannel: Sendable {
   let key: ChannelKey
   let client: any ChannelClient
+  /// The executor of the loop the channel's connections run on, for the tasks of the calls on
+  /// it; `nil` for a registered transport, whose threads the pool does not know.
+  let executor: EventLoopTaskExecutor?
   private let logger: Logger
   private let runTask = Mutex<Task<Void, Never>?>(nil)
 
@@ -44,6 +48,7 @@ final class GRPCChannel: Sendable {
         self.client = makeChannelClient(
           try factory.makeTransport(target: key.target.description, options: options)
         )
+        self.executor = nil
         logger.debug("Opened a channel", metadata: ["grpc-calls.transport": "\(id)"])
         return
       }
@@ -56,7 +61,10 @@ final class GRPCChannel: Sendable {
           throw ChannelKey.cronetUnavailable
         }
       }
-      self.client = makeChannelClient(try BuiltInTransportFactory.makeTransport(for: key))
+      // One loop for all of the channel's connections: the calls' tasks run there too.
+      let loop = MultiThreadedEventLoopGroup.singleton.next()
+      self.client = makeChannelClient(try BuiltInTransportFactory.makeTransport(for: key, on: loop))
+      self.executor = EventLoopTaskExecutor(loop: loop)
       logger.debug("Opened a channel", metadata: ["grpc-calls.transport": "\(key.transportType)"])
     } catch let error as GRPCError {
       throw error

@@ -70,6 +70,13 @@ public final class GRPCChannelPool: Sendable {
     try options.channelKeyCache.key(host: host, options: options)
   }
 
+  /// The executor for the task of a call to `host` with `options`: that of its channel's event
+  /// loop if the channel is open (a call that opens it runs its first steps off the loop).
+  func executor(host: String, options: GRPCCallOptions) -> EventLoopTaskExecutor? {
+    guard let key = try? self.key(host: host, options: options) else { return nil }
+    return self.state.withLock { $0.channel(for: key) }?.executor
+  }
+
   /// Returns the channel for `key`, opening one if needed, and counts a call on it.
   ///
   /// Every lease must be returned with ``ChannelLease/release()`` when the call ends.

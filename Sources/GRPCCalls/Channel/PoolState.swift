@@ -36,6 +36,11 @@ struct PoolState {
 
   var count: Int { self.entries.count }
 
+  /// The open channel for `key`, without counting a call on it.
+  func channel(for key: ChannelKey) -> GRPCChannel? {
+    self.entries[key]?.channel
+  }
+
   mutating func checkOut(_ key: ChannelKey) -> GRPCChannel? {
     guard var entry = self.entries[key] else { return nil }
     entry.activeCalls += 1

@@ -231,6 +231,10 @@ public struct GRPCCallOptions: Sendable {
   }
 
   /// Seconds between HTTP/2 keepalive pings while calls run; `0` (the default) sends none.
+  ///
+  /// An interval no longer than ``keepaliveTimeout`` is stretched to one second past it: the
+  /// transport restarts the wait for an answer with each ping, so it could otherwise never
+  /// notice a dead peer (Design article, "Where the core needed help").
   public var keepaliveInterval: TimeInterval {
     get { self._keepaliveInterval }
     set {

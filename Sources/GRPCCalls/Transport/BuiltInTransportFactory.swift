@@ -1,5 +1,7 @@
 internal import GRPCCore
 internal import GRPCNIOTransportHTTP2Posix
+internal import NIOCore
+internal import NIOPosix
 
 /// The HTTP/2 transports on SwiftNIO, as entries of the ``GRPCTransportRegistry`` under
 /// ``GRPCTransportID/secure`` and ``GRPCTransportID/insecure`` (gRPC Objective-C's
@@ -15,12 +17,17 @@ struct BuiltInTransportFactory: GRPCTransportFactory {
     return try Self.makeTransport(for: ChannelKey(host: target, options: options))
   }
 
-  /// The HTTP/2 transport of a channel with `key`.
-  static func makeTransport(for key: ChannelKey) throws -> HTTP2ClientTransport.Posix {
+  /// The HTTP/2 transport of a channel with `key`, its connections on `group` (by default
+  /// NIO's shared group).
+  static func makeTransport(
+    for key: ChannelKey,
+    on group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+  ) throws -> HTTP2ClientTransport.Posix {
     try HTTP2ClientTransport.Posix(
       target: key.target.resolvableTarget,
       transportSecurity: key.transportSecurity,
-      config: key.transportConfig
+      config: key.transportConfig,
+      eventLoopGroup: group
     )
   }
 }

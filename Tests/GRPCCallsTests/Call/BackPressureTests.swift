@@ -32,9 +32,7 @@ struct BackPressureTests {
       // Without back-pressure the whole stream is written within a second; with it, the server
       // stops once the window and the transports' buffers are full, and stays there.
       let held = try await client.line(startingWith: "held")
-      let written = server.recorder.streamedResponses
-      try await Task.sleep(for: .seconds(1))
-      #expect(server.recorder.streamedResponses == written, "the server kept writing: \(written) → \(server.recorder.streamedResponses)")
+      let written = try #require(await steadyValue { server.recorder.streamedResponses }, "the server kept writing")
       #expect(written * Self.messageSize <= Self.serverLead, "the server wrote \(written) messages ahead")
       let grown = try #require(held.field("rss-growth"))
       #expect(grown <= Self.clientGrowth + Self.memorySlack, "the client grew by \(grown >> 20) MiB")

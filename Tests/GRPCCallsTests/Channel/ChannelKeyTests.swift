@@ -120,6 +120,18 @@ struct ChannelKeyTests {
     }
   }
 
+  @Test("keepalive: the timeout is kept; an interval not longer than it is stretched past it, so the timeout can fire")
+  func keepaliveStretch() throws {
+    #expect(try Self.key().transportKeepalive == nil)
+    let plain = try #require(try Self.key { $0.keepaliveInterval = 30; $0.keepaliveTimeout = 10 }.transportKeepalive)
+    #expect(plain.time == 30 && plain.timeout == 10)
+    let stretched = try #require(try Self.key { $0.keepaliveInterval = 1; $0.keepaliveTimeout = 5 }.transportKeepalive)
+    #expect(stretched.time == 6 && stretched.timeout == 5)
+    // The default timeout is gRPC core's 20 s.
+    let defaulted = try #require(try Self.key { $0.keepaliveInterval = 10 }.transportKeepalive)
+    #expect(defaulted.time == 21 && defaulted.timeout == 20)
+  }
+
   @Test("gRPC Objective-C's retry intervals and factor are the connection backoff; connect…Backoff wins over them")
   func retryIntervals() throws {
     #expect(try Self.key { $0.minRetryInterval = 2 } == Self.key { $0.connectInitialBackoff = 2 })

@@ -26,36 +26,37 @@ struct ConnectionHealthTests {
     var request = Grpc_Testing_StreamingOutputCallRequest()
     request.responseParameters = [InteropRequests.parameters(size: 1)]
     call.writeData(try request.bytes)
-    #expect(await recorder.wait(upTo: 10) { $0.messages.count == 1 })
+    let answered = await recorder.wait(upTo: 60) { $0.messages.count == 1 || $0.close != nil }
+    #expect(answered && recorder.messages.count == 1, "no answer to the ping: \(String(describing: recorder.close))")
     return (call, recorder)
   }
 
-  @Test("keepalive 1 s / 1 s: a stalled peer fails the call with UNAVAILABLE within 5 s; without keepalive it still waits")
+  @Test("keepalive 1 s / 5 s: a stalled peer fails the call with UNAVAILABLE; without keepalive it still waits")
   func keepaliveDetectsStall() async throws {
     try await withTestServer { server in
       let proxy = try LoopbackProxy(upstreamPort: server.server.port)
       defer { proxy.close() }
       var keepalive = server.options
       keepalive.keepaliveInterval = 1
-      keepalive.keepaliveTimeout = 1
+      // A timeout that a busy machine meets while the peer still answers; longer than the
+      // interval, which the transport alone would never enforce (ChannelKey.transportKeepalive).
+      keepalive.keepaliveTimeout = 5
       let (_, watched) = try await Self.openStream(port: proxy.port, options: keepalive, pool: server.pool)
       let (plainCall, plain) = try await Self.openStream(port: proxy.port, options: server.options, pool: server.pool)
 
       proxy.stall()
-      let stalled = ContinuousClock.now
-      let close = try #require(await watched.waitForClose(upTo: 5), "keepalive did not end the call within 5 s")
+      // Neither call has a deadline: only keepalive can end the watched one.
+      let close = try #require(await watched.waitForClose(upTo: 60), "keepalive did not end the call")
       #expect(close.error?.code == .unavailable, "\(String(describing: close.error))")
-      #expect(ContinuousClock.now - stalled < .seconds(5))
       #expect(plain.close == nil, "the call without keepalive closed: \(String(describing: plain.close))")
       plainCall.cancel()
     }
   }
 
-  /// An EmptyCall to a listener that accepts and never answers; returns the close and how long
-  /// it took.
+  /// An EmptyCall to a listener that accepts and never answers; returns its close.
   static func callSilentListener(
     _ configure: (inout GRPCCallOptions) -> Void
-  ) async throws -> (close: CallRecorder.Close, elapsed: Duration) {
+  ) async throws -> CallRecorder.Close {
     let silent = try LoopbackProxy(upstreamPort: nil)
     defer { silent.close() }
     let pool = GRPCChannelPool()
@@ -70,27 +71,25 @@ struct ConnectionHealthTests {
       callOptions: options,
       channelPool: pool
     )
-    let started = ContinuousClock.now
     call.start()
     call.writeData(try Grpc_Testing_Empty().bytes)
     call.finish()
-    let close = try #require(await recorder.waitForClose(upTo: 10))
-    return (close, ContinuousClock.now - started)
+    return try #require(await recorder.waitForClose(upTo: 90))
   }
 
-  @Test("connectMinTimeout 0.5 s: a listener that never answers fails the call within 0.5 s + slack")
+  @Test("connectMinTimeout 0.5 s: a listener that never answers fails the call with UNAVAILABLE, long before its deadline")
   func connectTimeoutApplies() async throws {
-    let (close, elapsed) = try await Self.callSilentListener {
+    // The deadline is 60 s: UNAVAILABLE (not DEADLINE_EXCEEDED) shows the connect timeout ended it.
+    let close = try await Self.callSilentListener {
       $0.connectMinTimeout = 0.5
-      $0.timeout = 8
+      $0.timeout = 60
     }
     #expect(close.error?.code == .unavailable, "\(String(describing: close.error))")
-    #expect(elapsed < .seconds(2.5), "took \(elapsed)")
   }
 
   @Test("without connectMinTimeout the same listener keeps the call waiting until its deadline")
   func noConnectTimeoutWaits() async throws {
-    let (close, _) = try await Self.callSilentListener { $0.timeout = 2 }
+    let close = try await Self.callSilentListener { $0.timeout = 2 }
     #expect(close.error?.code == .deadlineExceeded, "\(String(describing: close.error))")
   }
 

@@ -245,14 +245,7 @@ struct GRPCCallTests {
       let paused = await eventually(upTo: 60) { count.withLock { $0 } == 1 && call.state == .paused ? true : nil }
       try #require(paused == true, "the first message never arrived")
       // Then for the server to stop: its count of written responses holds for a second.
-      var last = -1
-      var steady = 0
-      for _ in 0..<600 where steady < 10 {
-        try await Task.sleep(for: .milliseconds(100))
-        let written = server.recorder.streamedResponses
-        steady = written == last ? steady + 1 : 0
-        last = written
-      }
+      let last = try #require(await steadyValue { server.recorder.streamedResponses }, "the server never stopped writing")
       #expect(count.withLock { $0 } == 1)
       #expect(last * 64 * 1024 <= FlowControlBounds.inProcessServerLead, "the server wrote \(last) messages ahead")
       call.state = .started
