@@ -77,56 +77,86 @@ struct RawExchange: TransportStreamBody {
   }
 
   /// Reads the responses up the chain; never throws.
+  ///
+  /// The call's task may run on its channel's event loop (``EventLoopTaskExecutor``), which
+  /// suits a short exchange: no thread hop between the transport and the call. A long response
+  /// stream does better with its per-message work on another core than the loop's I/O, so from
+  /// the third message on the reading moves to the shared pool.
   private func read<Bytes: GRPCContiguousBytes>(
     _ inbound: RPCAsyncSequence<RPCResponsePart<Bytes>, any Error>
   ) async -> RPCOutcome {
     var headers: Metadata?
-    let flowControlled = self.runner.isFlowControlled
+    var parts = inbound.makeAsyncIterator()
     do {
-      for try await part in inbound {
-        switch part {
-        case .metadata(let metadata):
-          guard headers == nil else {
-            throw RPCError(code: .internalError, message: "The server sent a second set of headers.")
-          }
-          headers = metadata
-          self.runner.deliver(initialMetadata: metadata)
-
-        case .message(let bytes):
-          guard headers != nil else {
-            throw RPCError(code: .internalError, message: "The server sent a message before its headers.")
-          }
-          if flowControlled, !(await self.runner.takeDemand()) {
-            throw CancellationError()
-          }
-          let data = bytes.withUnsafeBytes { Data($0) }
-          // Returning early (a parse failure) ends the RPC, which cancels it on the server.
-          self.runner.deliver(message: try self.attempt.coder.deserialize(data))
-
-        case .status(let status, let trailers):
-          if headers == nil {
-            // Trailers-only: the server answered with a status and no headers.
-            guard status.code != .ok else {
-              self.runner.deliver(initialMetadata: [:])
-              return RPCOutcome(trailers: trailers, error: nil)
-            }
-          }
-          guard let error = RPCError(status: status, metadata: trailers) else {
-            return RPCOutcome(trailers: trailers, error: nil)
-          }
-          // The transport also reports some of its own failures (an oversize message) as a
-          // status: those came with no trailers from the server.
-          return self.failure(error, headers: headers ?? [:], trailers: GRPCError.isLocal(error) ? nil : trailers)
-        }
+      if let outcome = try await self.readParts(&parts, headers: &headers, upTo: 2) {
+        return outcome
       }
-      if Task.isCancelled {
-        throw CancellationError()
+      if let outcome = try await withTaskExecutorPreference(globalConcurrentExecutor, operation: {
+        try await self.readParts(&parts, headers: &headers, upTo: .max)
+      }) {
+        return outcome
       }
       throw RPCError(code: .internalError, message: "The stream ended without a status.")
     } catch {
       // Ended on this side (or by the transport): no trailers came.
       return self.failure(error, headers: headers ?? [:], trailers: nil)
     }
+  }
+
+  /// Reads response parts until the status, which gives the outcome, or until `messages`
+  /// messages have been delivered (`nil`).
+  private func readParts<Bytes: GRPCContiguousBytes>(
+    _ parts: inout RPCAsyncSequence<RPCResponsePart<Bytes>, any Error>.AsyncIterator,
+    headers: inout Metadata?,
+    upTo messages: Int
+  ) async throws -> RPCOutcome? {
+    let flowControlled = self.runner.isFlowControlled
+    var delivered = 0
+    while delivered < messages, let part = try await parts.next() {
+      switch part {
+      case .metadata(let metadata):
+        guard headers == nil else {
+          throw RPCError(code: .internalError, message: "The server sent a second set of headers.")
+        }
+        headers = metadata
+        self.runner.deliver(initialMetadata: metadata)
+
+      case .message(let bytes):
+        guard headers != nil else {
+          throw RPCError(code: .internalError, message: "The server sent a message before its headers.")
+        }
+        if flowControlled, !(await self.runner.takeDemand()) {
+          throw CancellationError()
+        }
+        let data = bytes.withUnsafeBytes { Data($0) }
+        // Returning early (a parse failure) ends the RPC, which cancels it on the server.
+        self.runner.deliver(message: try self.attempt.coder.deserialize(data))
+        delivered += 1
+
+      case .status(let status, let trailers):
+        if headers == nil {
+          // Trailers-only: the server answered with a status and no headers.
+          guard status.code != .ok else {
+            self.runner.deliver(initialMetadata: [:])
+            return RPCOutcome(trailers: trailers, error: nil)
+          }
+        }
+        guard let error = RPCError(status: status, metadata: trailers) else {
+          return RPCOutcome(trailers: trailers, error: nil)
+        }
+        // The transport also reports some of its own failures (an oversize message) as a
+        // status: those came with no trailers from the server.
+        return self.failure(error, headers: headers ?? [:], trailers: GRPCError.isLocal(error) ? nil : trailers)
+      }
+    }
+    if delivered < messages {
+      // The stream ended without a status.
+      if Task.isCancelled {
+        throw CancellationError()
+      }
+      throw RPCError(code: .internalError, message: "The stream ended without a status.")
+    }
+    return nil
   }
 
   /// - Parameter trailers: The server's trailers, when its status ended the call.
