@@ -71,11 +71,21 @@ public final class GRPCChannelPool: Sendable {
   }
 
   /// The executor for the task of a call to `host` with `options`: that of its channel's event
-  /// loop if the channel is open (a call that opens it runs its first steps off the loop).
+  /// loop while the channel is open and nearly idle; `nil` (the shared pool) otherwise.
+  ///
+  /// On the loop a call makes no thread hop, which is what a lone call's latency needs; many
+  /// calls at once do better spread over the pool's threads beside the loop's I/O, as their
+  /// per-call work would otherwise queue on the loop's one thread.
   func executor(host: String, options: GRPCCallOptions) -> EventLoopTaskExecutor? {
-    guard let key = try? self.key(host: host, options: options) else { return nil }
-    return self.state.withLock { $0.channel(for: key) }?.executor
+    guard let key = try? self.key(host: host, options: options),
+      let (channel, activeCalls) = self.state.withLock({ $0.channel(for: key) }),
+      activeCalls < Self.callsOnLoop
+    else { return nil }
+    return channel.executor
   }
+
+  /// Up to how many calls already running on a channel a new one still runs on its loop.
+  static let callsOnLoop = 2
 
   /// Returns the channel for `key`, opening one if needed, and counts a call on it.
   ///

@@ -36,9 +36,9 @@ struct PoolState {
 
   var count: Int { self.entries.count }
 
-  /// The open channel for `key`, without counting a call on it.
-  func channel(for key: ChannelKey) -> GRPCChannel? {
-    self.entries[key]?.channel
+  /// The open channel for `key` and how many calls run on it, without counting a call.
+  func channel(for key: ChannelKey) -> (channel: GRPCChannel, activeCalls: Int)? {
+    self.entries[key].map { ($0.channel, $0.activeCalls) }
   }
 
   mutating func checkOut(_ key: ChannelKey) -> GRPCChannel? {

@@ -4,6 +4,9 @@
 /// `nil` to send the call without authorization. A thrown error fails the call with
 /// `UNAUTHENTICATED` (16), keeping the error as its ``GRPCError/cause``.
 ///
+/// It may be asked on the event loop that runs the channel's connections: await what takes
+/// time (a network fetch, an actor) rather than blocking the thread.
+///
 /// ```swift
 /// struct KeychainTokens: GRPCAuthorizationProvider {
 ///   func accessToken() async throws -> String? {
