@@ -58,10 +58,7 @@ struct ChannelPoolTests {
       #expect(server.recorder.openConnections == 1)
       #expect(server.pool.channelCount == 1)
       // ...the idle delay does (PoolStateTests pin down the timer itself).
-      let deadline = ContinuousClock.now + .seconds(60)
-      while server.recorder.openConnections > 0, ContinuousClock.now < deadline {
-        try await Task.sleep(for: .milliseconds(20))
-      }
+      _ = await eventually(upTo: 60) { server.recorder.openConnections == 0 ? true : nil }
       #expect(server.recorder.openConnections == 0)
       #expect(server.pool.channelCount == 0)
       try await MetadataTests.emptyCall(on: server, options: server.options)
