@@ -16,6 +16,7 @@ let package = Package(
     .library(name: "GRPCProtoCalls", targets: ["GRPCProtoCalls"]),
     .library(name: "GRPCCallsInterop", targets: ["GRPCCallsInterop"]),
     .library(name: "GRPCLegacy", targets: ["GRPCLegacy"]),
+    .library(name: "GRPCCallsInterceptors", targets: ["GRPCCallsInterceptors"]),
     .executable(name: "grpc-calls", targets: ["grpc-calls"]),
     .executable(name: "protoc-gen-grpc-calls", targets: ["protoc-gen-grpc-calls"]),
     .library(name: "GRPCCallsCodeGen", targets: ["GRPCCallsCodeGen"]),
@@ -28,6 +29,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
     .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
     .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
@@ -67,6 +69,16 @@ let package = Package(
         .target(name: "GRPCProtoCalls"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    .target(
+      name: "GRPCCallsInterceptors",
+      dependencies: [
+        .target(name: "GRPCCalls"),
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "CoreMetrics", package: "swift-metrics"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -129,6 +141,7 @@ let package = Package(
         .target(name: "GRPCCalls"),
         .target(name: "GRPCCallsInterop"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "Logging", package: "swift-log"),
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
       ],
       path: "Tests/GRPCCallsTestSupport",
@@ -174,6 +187,21 @@ let package = Package(
         .target(name: "GRPCCallsInterop"),
         .target(name: "GRPCCallsTestSupport"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "GRPCCallsInterceptorsTests",
+      dependencies: [
+        .target(name: "GRPCCallsInterceptors"),
+        .target(name: "GRPCCalls"),
+        .target(name: "GRPCCallsInterop"),
+        .target(name: "GRPCCallsTestSupport"),
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "CoreMetrics", package: "swift-metrics"),
+        .product(name: "MetricsTestKit", package: "swift-metrics"),
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
       ],
       swiftSettings: swiftSettings

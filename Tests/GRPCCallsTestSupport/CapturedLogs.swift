@@ -1,20 +1,22 @@
-import Logging
+public import Logging
 import Synchronization
 
 /// A swift-log handler that keeps every record, for checking what the library logged.
-final class CapturedLogs: Sendable {
-  struct Record: Sendable {
-    var level: Logger.Level
-    var message: String
-    var metadata: [String: String]
+public final class CapturedLogs: Sendable {
+  public struct Record: Sendable {
+    public var level: Logger.Level
+    public var message: String
+    public var metadata: [String: String]
   }
 
   private let records = Mutex<[Record]>([])
 
-  var all: [Record] { self.records.withLock { $0 } }
+  public init() {}
+
+  public var all: [Record] { self.records.withLock { $0 } }
 
   /// A logger whose records land here.
-  var logger: Logger {
+  public var logger: Logger {
     Logger(label: "grpc-calls.test") { _ in Handler(logs: self) }
   }
 
