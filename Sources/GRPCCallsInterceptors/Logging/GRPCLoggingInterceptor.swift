@@ -1,7 +1,7 @@
 internal import Foundation
 public import GRPCCalls
 public import GRPCCore
-public import Logging
+internal import Logging
 
 /// One call's logging; made by ``GRPCLoggingInterceptorFactory``.
 public final class GRPCLoggingInterceptor: GRPCInterceptor, @unchecked Sendable {

@@ -1,4 +1,4 @@
-public import CoreMetrics
+internal import CoreMetrics
 public import GRPCCalls
 public import GRPCCore
 

@@ -1,5 +1,5 @@
 internal import Foundation
-public import GRPCCalls
+internal import GRPCCalls
 
 /// Counts one direction of a call's messages and their bytes.
 ///
