@@ -31,6 +31,11 @@ public final class InteropServerRecorder: Sendable {
   /// UNAVAILABLE ("attempt k fails on purpose"), so tests can exercise retries.
   public static let failAttemptsKey = "x-grpc-calls-fail-attempts"
 
+  /// Request metadata naming the `authorization` value the server accepts: an RPC that carries
+  /// it with another (or no) `authorization` fails with UNAUTHENTICATED, as a server does when a
+  /// token was revoked or rotated, so tests can exercise token refresh.
+  public static let requiredAuthorizationKey = "x-grpc-calls-required-authorization"
+
   public init() {}
 
   /// TCP connections accepted since the server started.

@@ -14,9 +14,16 @@ extension InteropTestService {
 
   /// Records the RPC and works out what to echo.
   ///
-  /// - Throws: UNAVAILABLE for an attempt that ``InteropServerRecorder/failAttemptsKey`` asks to fail.
+  /// - Throws: UNAVAILABLE for an attempt that ``InteropServerRecorder/failAttemptsKey`` asks to
+  ///   fail; UNAUTHENTICATED when the `authorization` is not the one
+  ///   ``InteropServerRecorder/requiredAuthorizationKey`` names.
   func begin(_ metadata: Metadata, _ context: ServerContext) throws -> Echo {
     self.recorder.received(context, metadata: metadata)
+    if let required = metadata[stringValues: InteropServerRecorder.requiredAuthorizationKey].first(where: { _ in true }),
+      !metadata[stringValues: "authorization"].contains(required)
+    {
+      throw RPCError(code: .unauthenticated, message: "The access token is not valid (any more)")
+    }
     if let value = metadata[stringValues: InteropServerRecorder.failAttemptsKey].first(where: { _ in true }) {
       let parts = value.split(separator: "/", maxSplits: 1)
       if parts.count == 2, let failures = Int(parts[0]) {
