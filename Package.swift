@@ -127,6 +127,7 @@ let package = Package(
       name: "grpc-calls",
       dependencies: [
         .target(name: "GRPCCalls"),
+        .target(name: "GRPCCallsInterceptors"),
         .target(name: "GRPCProtoCalls"),
         .target(name: "GRPCCallsInterop"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -60,7 +60,7 @@ echo "--- grpc-calls interop -> grpcio server"
 # expect_compressed: the client_compressed_* cases run against grpc-calls serve below only.
 echo "(client_compressed_unary, client_compressed_streaming: not run, grpcio's server cannot see request compression)"
 start_server "$python" interop/python/server.py --port 0
-"$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all --api all \
+"$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all --api all --use_cache true \
   --exclude_test_cases client_compressed_unary,client_compressed_streaming || status=1
 
 echo "--- grpc-calls load -> grpcio server (unary calls one at a time and 32 in flight, every face)"
@@ -80,7 +80,7 @@ start_server "$python" interop/python/server.py --port 0 --compress-responses
 
 echo "--- grpc-calls interop -> grpc-calls serve"
 start_server "$tool" serve --port 0
-"$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all --api all || status=1
+"$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all --api all --use_cache true || status=1
 
 echo "--- grpcio client -> grpc-calls serve"
 "$python" interop/python/client.py --server_host 127.0.0.1 --server_port "$port" --test_case all || status=1

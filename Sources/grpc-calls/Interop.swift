@@ -1,6 +1,7 @@
 internal import ArgumentParser
 internal import Foundation
 internal import GRPCCalls
+internal import GRPCCallsInterceptors
 internal import GRPCCallsInterop
 
 /// The standard interop client: flag and case names as in gRPC's interop test descriptions.
@@ -34,6 +35,12 @@ struct Interop: AsyncParsableCommand {
 
   @Option(name: .customLong("use_tls"), help: "Connect over TLS (true/false).")
   var useTLS = false
+
+  @Option(
+    name: .customLong("use_cache"),
+    help: "Put a response cache (GRPCResponseCacheInterceptorFactory) in every call, so cacheable_unary runs (true/false)."
+  )
+  var useCache = false
 
   @Option(name: .customLong("use_test_ca"), help: "Trust the interop test CA (true/false).")
   var useTestCA = false
@@ -76,8 +83,11 @@ struct Interop: AsyncParsableCommand {
     options.pemCertificateChain = try self.clientCertFile.map(Self.read)
     options.pemPrivateKey = try self.clientKeyFile.map(Self.read)
     options.userAgentPrefix = self.userAgentPrefix
+    if self.useCache {
+      options.interceptorFactories.append(GRPCResponseCacheInterceptorFactory())
+    }
     let client = InteropClient(target: "\(self.serverHost):\(self.serverPort)", callOptions: options)
-    let summary = await InteropRunner.run(try self.selectedCases(), with: client, apis: try self.selectedAPIs())
+    let summary = await InteropRunner.run(try self.selectedCases(), with: client, apis: try self.selectedAPIs(), usesCache: self.useCache)
     if summary.failed > 0 {
       throw ExitCode.failure
     }

@@ -15,16 +15,25 @@ enum InteropRunner {
   }
 
   static func run(_ cases: [InteropTestCase], with client: InteropClient, apis: [InteropClient.API]) async -> Summary {
-    await self.run(cases.compactMap { InteropCaseName($0.rawValue) }, with: client, apis: apis)
+    await self.run(cases.compactMap { InteropCaseName($0.rawValue) }, with: client, apis: apis, usesCache: false)
   }
 
   /// Runs every case through each of `apis` (the API is named on each line when there are
-  /// several), then prints one summary line.
-  static func run(_ cases: [InteropCaseName], with client: InteropClient, apis: [InteropClient.API]) async -> Summary {
+  /// several), then prints one summary line. `cacheable_unary` runs once, through `GRPCCall2`,
+  /// when the client's options carry a response cache (`usesCache`).
+  static func run(
+    _ cases: [InteropCaseName],
+    with client: InteropClient,
+    apis: [InteropClient.API],
+    usesCache: Bool
+  ) async -> Summary {
     var summary = Summary()
     for api in apis {
       let label = apis.count > 1 ? " [\(api.rawValue)]" : ""
-      summary.add(await self.run(cases, with: client, api: api, label: label))
+      summary.add(await self.run(cases.filter { !$0.isCacheable }, with: client, api: api, label: label))
+    }
+    if cases.contains(where: \.isCacheable) {
+      summary.add(await self.runCacheable(with: client, usesCache: usesCache))
     }
     var line = "\(summary.passed) passed, \(summary.failed) failed"
     if summary.unsupported > 0 {
@@ -44,6 +53,8 @@ enum InteropRunner {
     for testCase in cases {
       let start = ContinuousClock.now
       switch testCase.kind {
+      case .cacheable:
+        break
       case .unsupported(let reason):
         summary.unsupported += 1
         Console.line("SKIP  \(testCase.name)\(label): not supported yet (\(reason))")
@@ -57,6 +68,25 @@ enum InteropRunner {
           Console.line("FAIL  \(testCase.name)\(label): \(error)")
         }
       }
+    }
+    return summary
+  }
+
+  private static func runCacheable(with client: InteropClient, usesCache: Bool) async -> Summary {
+    var summary = Summary()
+    guard usesCache else {
+      summary.unsupported += 1
+      Console.line("SKIP  cacheable_unary: needs a response cache in front of the server; pass --use_cache to run it through the client's own")
+      return summary
+    }
+    let start = ContinuousClock.now
+    do {
+      try await client.cacheableUnary()
+      summary.passed += 1
+      Console.line("PASS  cacheable_unary [raw, cached] (\(Self.milliseconds(since: start)) ms)")
+    } catch {
+      summary.failed += 1
+      Console.line("FAIL  cacheable_unary [raw, cached]: \(error)")
     }
     return summary
   }

@@ -172,4 +172,14 @@ struct ResponseCacheInterceptorTests {
       #expect(withLifetime.count == 1)
     }
   }
+
+  @Test("the interop cacheable_unary case passes through the cache, and fails without one")
+  func interopCase() async throws {
+    try await withTestServer { server in
+      var client = server.client
+      await #expect(throws: InteropCaseFailure.self) { try await client.cacheableUnary() }
+      client.callOptions.interceptorFactories = [GRPCResponseCacheInterceptorFactory()]
+      try await client.cacheableUnary()
+    }
+  }
 }
