@@ -10,7 +10,7 @@ public import GRPCCalls
 /// - The token is kept until ``Config-swift.struct/refreshMargin`` before its expiry, then
 ///   fetched anew by the next call.
 /// - A call the server fails with `UNAUTHENTICATED` (16) invalidates the token it carried. If
-///   the call is idempotent or cacheable (``GRPCCallSafety``) and nothing of the response has
+///   the call is idempotent or cacheable (`GRPCCallSafety`) and nothing of the response has
 ///   reached the application yet, it is retried once with a fresh token.
 /// - A source that throws fails the call with `UNAUTHENTICATED` and the source's message,
 ///   without opening a connection.

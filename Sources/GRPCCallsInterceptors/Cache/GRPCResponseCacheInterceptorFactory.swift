@@ -5,7 +5,7 @@ public import GRPCCalls
 /// before, and whose response is still fresh, gets the same headers, message and trailers
 /// without a connection.
 ///
-/// A call is looked up when its method is marked ``GRPCCallSafety/cacheable`` or its path is in
+/// A call is looked up when its method is marked `GRPCCallSafety.cacheable` or its path is in
 /// ``Config-swift.struct/cachedPaths``, and it sends exactly one request message. The key is the
 /// path, the serialized request and the values of ``Config-swift.struct/keyMetadata`` (the
 /// `authorization` by default, so users never see each other's responses). Only successful

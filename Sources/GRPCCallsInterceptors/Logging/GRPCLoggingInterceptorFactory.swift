@@ -52,9 +52,16 @@ public struct GRPCLoggingInterceptorFactory: GRPCInterceptorFactory {
     }
   }
 
+  /// The logger every call's records go to (with the call's fields added).
   public let logger: Logger
+  /// What is logged, and at which levels.
   public let config: Config
 
+  /// Creates the factory.
+  ///
+  /// - Parameters:
+  ///   - logger: Where the records go; its level decides whether per-message records appear.
+  ///   - config: What is logged, and at which levels.
   public init(logger: Logger, config: Config = .defaults) {
     self.logger = logger
     self.config = config

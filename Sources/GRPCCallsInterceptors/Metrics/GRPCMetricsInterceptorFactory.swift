@@ -35,7 +35,10 @@ public struct GRPCMetricsInterceptorFactory: GRPCInterceptorFactory {
   public let config: Config
   let factory: any MetricsFactory
 
+  /// Creates the factory.
+  ///
   /// - Parameters:
+  ///   - config: What is recorded.
   ///   - factory: The metrics backend; by default the one `MetricsSystem.bootstrap` installed.
   public init(config: Config = .defaults, factory: any MetricsFactory = MetricsSystem.factory) {
     self.config = config

@@ -7,7 +7,7 @@ public import Tracing
 /// The span is named `package.Service/Method` and carries OpenTelemetry's RPC attributes:
 /// `rpc.system` (`grpc`), `rpc.service`, `rpc.method`, `server.address`, `server.port` and, at
 /// the close, `rpc.grpc.status_code`. A call that does not end OK gets the error status and
-/// the recorded ``GRPCError``.
+/// the recorded `GRPCError`.
 ///
 /// The span's parent is the `ServiceContext` current where the call object is created (a
 /// `GRPCCall2` initializer, or the generated client's method), so a call made inside
@@ -40,7 +40,10 @@ public struct GRPCTracingInterceptorFactory: GRPCInterceptorFactory {
   public let config: Config
   let tracer: any Tracer
 
+  /// Creates the factory.
+  ///
   /// - Parameters:
+  ///   - config: What each span records.
   ///   - tracer: The tracer; by default the one `InstrumentationSystem.bootstrap` installed.
   public init(config: Config = .defaults, tracer: any Tracer = InstrumentationSystem.tracer) {
     self.config = config
