@@ -51,7 +51,6 @@ enum InteropRunner {
   ) async -> Summary {
     var summary = Summary()
     for testCase in cases {
-      let start = ContinuousClock.now
       switch testCase.kind {
       case .cacheable:
         break
@@ -59,14 +58,7 @@ enum InteropRunner {
         summary.unsupported += 1
         Console.line("SKIP  \(testCase.name)\(label): not supported yet (\(reason))")
       case .supported(let runnable):
-        do {
-          try await client.run(runnable, api: api)
-          summary.passed += 1
-          Console.line("PASS  \(testCase.name)\(label) (\(Self.milliseconds(since: start)) ms)")
-        } catch {
-          summary.failed += 1
-          Console.line("FAIL  \(testCase.name)\(label): \(error)")
-        }
+        summary.add(await Self.outcome("\(testCase.name)\(label)") { try await client.run(runnable, api: api) })
       }
     }
     return summary
@@ -79,14 +71,20 @@ enum InteropRunner {
       Console.line("SKIP  cacheable_unary: needs a response cache in front of the server; pass --use_cache to run it through the client's own")
       return summary
     }
+    return await Self.outcome("cacheable_unary [raw, cached]") { try await client.cacheableUnary() }
+  }
+
+  /// Runs one case and prints its PASS or FAIL line.
+  private static func outcome(_ name: String, _ body: () async throws -> Void) async -> Summary {
+    var summary = Summary()
     let start = ContinuousClock.now
     do {
-      try await client.cacheableUnary()
+      try await body()
       summary.passed += 1
-      Console.line("PASS  cacheable_unary [raw, cached] (\(Self.milliseconds(since: start)) ms)")
+      Console.line("PASS  \(name) (\(Self.milliseconds(since: start)) ms)")
     } catch {
       summary.failed += 1
-      Console.line("FAIL  cacheable_unary [raw, cached]: \(error)")
+      Console.line("FAIL  \(name): \(error)")
     }
     return summary
   }

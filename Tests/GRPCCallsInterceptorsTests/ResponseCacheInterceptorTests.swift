@@ -10,13 +10,6 @@ import Testing
 
 @Suite("Response cache interceptor over loopback")
 struct ResponseCacheInterceptorTests {
-  /// Wall-clock time the test moves by hand.
-  final class TestClock: Sendable {
-    private let offset = Mutex<TimeInterval>(0)
-    func now() -> Date { Date(timeIntervalSince1970: 1_000_000 + self.offset.withLock { $0 }) }
-    func advance(by seconds: TimeInterval) { self.offset.withLock { $0 += seconds } }
-  }
-
   struct Answer {
     var body: Data?
     var close: CallRecorder.Close
@@ -35,19 +28,9 @@ struct ResponseCacheInterceptorTests {
     var options = server.options
     options.interceptorFactories = [cache]
     options.enableFlowControl = flowControl
-    let recorder = CallRecorder()
-    let call = GRPCCall2(
-      requestOptions: try GRPCRequestOptions(
-        host: server.server.target,
-        path: "/grpc.testing.TestService/\(method)",
-        safety: safety
-      ),
-      responseHandler: recorder,
-      callOptions: options,
-      channelPool: server.pool
-    )
     var request = Grpc_Testing_SimpleRequest()
     request.payload.body = Data(payload.utf8)
+    let (call, recorder) = try server.call(method, options: options, safety: safety)
     call.start()
     call.writeData(try request.serializedData())
     call.finish()
@@ -88,7 +71,7 @@ struct ResponseCacheInterceptorTests {
   @Test("max-age: a response is reused until it is 60 s old, then fetched again")
   func maxAgeExpiry() async throws {
     try await withTestServer { server in
-      let clock = TestClock()
+      let clock = ManualClock()
       let cache = GRPCResponseCacheInterceptorFactory(now: { clock.now() })
       let first = try await Self.call(server, cache, payload: "a")
       clock.advance(by: 59)

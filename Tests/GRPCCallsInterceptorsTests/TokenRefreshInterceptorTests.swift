@@ -13,12 +13,12 @@ struct TokenRefreshInterceptorTests {
   /// A token source that hands out `t1`, `t2`, … valid for `lifetime` seconds of `clock`, and
   /// counts its fetches.
   final class Source: Sendable {
-    let clock: TestClock
+    let clock: ManualClock
     let lifetime: TimeInterval?
     let failure: GRPCError?
     private let count = Mutex(0)
 
-    init(clock: TestClock = TestClock(), lifetime: TimeInterval? = nil, failure: GRPCError? = nil) {
+    init(clock: ManualClock = ManualClock(), lifetime: TimeInterval? = nil, failure: GRPCError? = nil) {
       self.clock = clock
       self.lifetime = lifetime
       self.failure = failure
@@ -42,13 +42,6 @@ struct TokenRefreshInterceptorTests {
     }
   }
 
-  /// Wall-clock time the test moves by hand.
-  final class TestClock: Sendable {
-    private let offset = Mutex<TimeInterval>(0)
-    func now() -> Date { Date(timeIntervalSince1970: 1_000_000 + self.offset.withLock { $0 }) }
-    func advance(by seconds: TimeInterval) { self.offset.withLock { $0 += seconds } }
-  }
-
   /// Makes a unary call of the given safety and waits for its close.
   static func unary(
     _ server: TestServer,
@@ -61,21 +54,8 @@ struct TokenRefreshInterceptorTests {
     if let token {
       options.initialMetadata.addString("Bearer \(token)", forKey: InteropServerRecorder.requiredAuthorizationKey)
     }
-    let recorder = CallRecorder()
-    let call = GRPCCall2(
-      requestOptions: try GRPCRequestOptions(
-        host: server.server.target,
-        path: "/grpc.testing.TestService/UnaryCall",
-        safety: safety
-      ),
-      responseHandler: recorder,
-      callOptions: options,
-      channelPool: server.pool
-    )
-    call.start()
-    call.writeData(try InteropRequests.unary(responseBytes: 10).serializedData())
-    call.finish()
-    return try #require(await recorder.waitForClose(upTo: 60))
+    let request = try InteropRequests.unary(responseBytes: 10)
+    return try await server.complete("UnaryCall", request, options: options, safety: safety).close
   }
 
   static func tokens(_ server: TestServer) -> [String] {

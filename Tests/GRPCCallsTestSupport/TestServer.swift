@@ -1,4 +1,5 @@
-internal import Foundation
+public import Foundation
+internal import Synchronization
 public import GRPCCalls
 public import GRPCCallsInterop
 internal import GRPCCore
@@ -27,9 +28,10 @@ public struct TestServer: Sendable {
     _ method: String,
     service: String = "grpc.testing.TestService",
     options: GRPCCallOptions? = nil,
+    safety: GRPCCallSafety = .default,
     recorder: CallRecorder = CallRecorder()
   ) throws -> (GRPCCall2, CallRecorder) {
-    try self.client.makeCall(method, service: service, options: options, recorder: recorder)
+    try self.client.makeCall(method, service: service, options: options, safety: safety, recorder: recorder)
   }
 
   /// Starts `method`, sends `request`, half-closes and waits for the close.
@@ -38,9 +40,10 @@ public struct TestServer: Sendable {
   public func complete(
     _ method: String,
     _ request: some SwiftProtobuf.Message,
-    options: GRPCCallOptions? = nil
+    options: GRPCCallOptions? = nil,
+    safety: GRPCCallSafety = .default
   ) async throws -> (call: GRPCCall2, recorder: CallRecorder, close: CallRecorder.Close) {
-    let (call, recorder) = try self.call(method, options: options)
+    let (call, recorder) = try self.call(method, options: options, safety: safety)
     call.start()
     call.writeData(try request.bytes)
     call.finish()
@@ -138,4 +141,15 @@ public enum RPCPath: String, Sendable, CaseIterable {
   public static var current: RPCPath {
     ProcessInfo.processInfo.environment["GRPC_CALLS_RPC_PATH"].flatMap(RPCPath.init(rawValue:)) ?? .raw
   }
+}
+
+/// Wall-clock time a test moves by hand, for expiries (`now:` parameters).
+public final class ManualClock: Sendable {
+  private let offset = Mutex<TimeInterval>(0)
+
+  public init() {}
+
+  public func now() -> Date { Date(timeIntervalSince1970: 1_000_000 + self.offset.withLock { $0 }) }
+
+  public func advance(by seconds: TimeInterval) { self.offset.withLock { $0 += seconds } }
 }

@@ -29,17 +29,7 @@ extension InteropClient {
   private func cacheableCall(payload: String) async throws -> String {
     var options = self.callOptions
     options.initialMetadata.addString("1.2.3.4", forKey: "x-user-ip")
-    let recorder = CallRecorder()
-    let call = GRPCCall2(
-      requestOptions: try GRPCRequestOptions(
-        host: self.target,
-        path: "/grpc.testing.TestService/CacheableUnaryCall",
-        safety: .cacheable
-      ),
-      responseHandler: recorder,
-      callOptions: options,
-      channelPool: self.channelPool
-    )
+    let (call, recorder) = try self.makeCall("CacheableUnaryCall", options: options, safety: .cacheable)
     var request = Grpc_Testing_SimpleRequest()
     request.responseType = .compressable
     request.payload.body = Data(payload.utf8)

@@ -82,9 +82,10 @@ public struct InteropClient: Sendable {
     _ method: String,
     service: String = "grpc.testing.TestService",
     options: GRPCCallOptions? = nil,
+    safety: GRPCCallSafety = .default,
     recorder: CallRecorder = CallRecorder()
   ) throws -> (GRPCCall2, CallRecorder) {
-    let request = try GRPCRequestOptions(host: self.target, path: "/\(service)/\(method)")
+    let request = try GRPCRequestOptions(host: self.target, path: "/\(service)/\(method)", safety: safety)
     let call = GRPCCall2(
       requestOptions: request,
       responseHandler: recorder,
