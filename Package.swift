@@ -34,6 +34,8 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+    // The CLI only: the demo's and the bench's metrics backend.
+    .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     // Documentation only: `swift package generate-documentation` (scripts/build-docs.sh).
     .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     // Tests only: certificates made at test time.
@@ -135,6 +137,12 @@ let package = Package(
         .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         .product(name: "Histogram", package: "hdrhistogram-swift"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "InMemoryLogging", package: "swift-log"),
+        .product(name: "CoreMetrics", package: "swift-metrics"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
+        .product(name: "Tracing", package: "swift-distributed-tracing"),
+        .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -199,6 +207,7 @@ let package = Package(
       dependencies: [
         .target(name: "GRPCCallsInterceptors"),
         .target(name: "GRPCCalls"),
+        .target(name: "GRPCProtoCalls"),
         .target(name: "GRPCCallsInterop"),
         .target(name: "GRPCCallsTestSupport"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),

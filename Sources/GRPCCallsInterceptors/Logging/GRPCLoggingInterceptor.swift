@@ -51,16 +51,28 @@ public final class GRPCLoggingInterceptor: GRPCInterceptor, @unchecked Sendable 
   }
 
   public override func didClose(trailingMetadata: Metadata?, error: GRPCError?) {
+    self.logClose(error: error)
+    super.didClose(trailingMetadata: trailingMetadata, error: error)
+  }
+
+  public override func cancel() {
+    // The base class closes the call upstream without a `didClose` here: log that close too.
+    self.logClose(error: GRPCError.cancelledInChain)
+    super.cancel()
+  }
+
+  /// The close record, once, for a call whose start was logged.
+  private func logClose(error: GRPCError?) {
+    guard let started = self.started else { return }
+    self.started = nil
     var metadata: Logger.Metadata = [
       "grpc.code": "\(error?.code.rawValue ?? 0)",
       "grpc.messages_sent": "\(self.sent.messages)",
       "grpc.messages_received": "\(self.received.messages)",
       "grpc.bytes_sent": "\(self.sent.bytes)",
       "grpc.bytes_received": "\(self.received.bytes)",
+      "grpc.duration_ms": "\(Self.milliseconds(ContinuousClock.now - started))",
     ]
-    if let started = self.started {
-      metadata["grpc.duration_ms"] = "\(Self.milliseconds(ContinuousClock.now - started))"
-    }
     if let error {
       metadata["grpc.status"] = "\(error.code)"
       metadata["grpc.message"] = "\(error.message)"
@@ -69,7 +81,6 @@ public final class GRPCLoggingInterceptor: GRPCInterceptor, @unchecked Sendable 
       metadata["grpc.status"] = "ok"
       self.logger.log(level: self.config.successLevel, "RPC finished", metadata: metadata)
     }
-    super.didClose(trailingMetadata: trailingMetadata, error: error)
   }
 
   private func logMessage(_ message: any Sendable, size: Int?, direction: String) {

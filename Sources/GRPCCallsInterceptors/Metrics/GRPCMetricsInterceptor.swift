@@ -43,21 +43,30 @@ public final class GRPCMetricsInterceptor: GRPCInterceptor, @unchecked Sendable 
   }
 
   public override func didClose(trailingMetadata: Metadata?, error: GRPCError?) {
-    if let started = self.started {
-      // Only a started call counts: one closed before it started (an interceptor above answered
-      // it) never reached this one.
-      self.started = nil
-      let withCode = self.dimensions + [("rpc.grpc.status_code", "\(error?.code.rawValue ?? 0)")]
-      Timer(label: "rpc.client.duration", dimensions: withCode, factory: self.factory)
-        .recordInterval(since: started)
-      Counter(label: "rpc.client.finished", dimensions: withCode, factory: self.factory).increment()
-      Recorder(label: "rpc.client.requests_per_rpc", dimensions: self.dimensions, factory: self.factory)
-        .record(self.sent.messages)
-      Recorder(label: "rpc.client.responses_per_rpc", dimensions: self.dimensions, factory: self.factory)
-        .record(self.received.messages)
-      self.inFlight.decrement()
-    }
+    self.recordClose(error: error)
     super.didClose(trailingMetadata: trailingMetadata, error: error)
+  }
+
+  public override func cancel() {
+    // The base class closes the call upstream without a `didClose` here: count that close too.
+    self.recordClose(error: GRPCError.cancelledInChain)
+    super.cancel()
+  }
+
+  private func recordClose(error: GRPCError?) {
+    // Only a started call counts: one closed before it started (an interceptor above answered
+    // it) never reached this one.
+    guard let started = self.started else { return }
+    self.started = nil
+    let withCode = self.dimensions + [("rpc.grpc.status_code", "\(error?.code.rawValue ?? 0)")]
+    Timer(label: "rpc.client.duration", dimensions: withCode, factory: self.factory)
+      .recordInterval(since: started)
+    Counter(label: "rpc.client.finished", dimensions: withCode, factory: self.factory).increment()
+    Recorder(label: "rpc.client.requests_per_rpc", dimensions: self.dimensions, factory: self.factory)
+      .record(self.sent.messages)
+    Recorder(label: "rpc.client.responses_per_rpc", dimensions: self.dimensions, factory: self.factory)
+      .record(self.received.messages)
+    self.inFlight.decrement()
   }
 
   private var inFlight: Meter {

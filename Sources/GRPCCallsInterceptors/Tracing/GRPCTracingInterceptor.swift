@@ -56,17 +56,26 @@ public final class GRPCTracingInterceptor: GRPCInterceptor, @unchecked Sendable 
   }
 
   public override func didClose(trailingMetadata: Metadata?, error: GRPCError?) {
-    // A call closed before it started (an interceptor above answered it) has no span.
-    if let span = self.span {
-      self.span = nil
-      span.attributes["rpc.grpc.status_code"] = Int(error?.code.rawValue ?? 0)
-      if let error {
-        span.recordError(error)
-        span.setStatus(SpanStatus(code: .error, message: "\(error.code): \(error.message)"))
-      }
-      span.end()
-    }
+    self.endSpan(error: error)
     super.didClose(trailingMetadata: trailingMetadata, error: error)
+  }
+
+  public override func cancel() {
+    // The base class closes the call upstream without a `didClose` here: end the span too.
+    self.endSpan(error: GRPCError.cancelledInChain)
+    super.cancel()
+  }
+
+  private func endSpan(error: GRPCError?) {
+    // A call closed before it started (an interceptor above answered it) has no span.
+    guard let span = self.span else { return }
+    self.span = nil
+    span.attributes["rpc.grpc.status_code"] = Int(error?.code.rawValue ?? 0)
+    if let error {
+      span.recordError(error)
+      span.setStatus(SpanStatus(code: .error, message: "\(error.code): \(error.message)"))
+    }
+    span.end()
   }
 
   private func addMessageEvent(type: String, id: Int) {

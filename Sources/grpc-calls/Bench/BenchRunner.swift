@@ -1,5 +1,7 @@
 internal import Foundation
 internal import GRPCCalls
+internal import GRPCCallsInterceptors
+internal import Prometheus
 
 /// Runs each scenario's slices, alternating between every client and variant.
 final class BenchRunner {
@@ -70,6 +72,23 @@ final class BenchRunner {
             inline: true
           ),
           variant: "1-inline-interceptor",
+          only: [.pingPong, .unaryLatency]
+        )
+      )
+      // The ready-made metrics interceptor recording into a Prometheus registry: what a
+      // production app pays for per-call metrics.
+      contestants.append(
+        Contestant(
+          client: CallsBenchClient(
+            target: "\(host):\(port)",
+            flushCoalescing: GRPCCallOptions.defaultFlushCoalescing,
+            interceptors: [
+              GRPCMetricsInterceptorFactory(
+                factory: PrometheusMetricsFactory.openTelemetryNames(registry: PrometheusCollectorRegistry())
+              )
+            ]
+          ),
+          variant: "metrics",
           only: [.pingPong, .unaryLatency]
         )
       )

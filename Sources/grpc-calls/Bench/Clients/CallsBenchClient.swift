@@ -18,12 +18,14 @@ struct CallsBenchClient: BenchClient {
   ///     each call goes through: the cost of the interceptor chain.
   ///   - inline: Whether those interceptors run inline (`executesInline`) rather than on
   ///     queues of their own.
+  ///   - interceptors: Interceptors each call goes through after the pass-through ones.
   init(
     target: String,
     flushCoalescing: Bool,
     flowControl: Bool = false,
     passThroughInterceptors: Int = 0,
-    inline: Bool = false
+    inline: Bool = false,
+    interceptors: [any GRPCInterceptorFactory] = []
   ) {
     self.target = target
     var options = GRPCCallOptions()
@@ -33,7 +35,7 @@ struct CallsBenchClient: BenchClient {
     options.interceptorFactories = Array(
       repeating: GRPCClosureInterceptorFactory { GRPCInterceptor(manager: $0, executesInline: inline) },
       count: passThroughInterceptors
-    )
+    ) + interceptors
     self.options = options
   }
 
