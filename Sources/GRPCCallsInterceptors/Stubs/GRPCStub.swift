@@ -65,7 +65,7 @@ public struct GRPCStub: Sendable {
 
   /// A stub that works out its answer from the requests and the request metadata.
   ///
-  /// A ``GRPCCalls/GRPCError`` thrown by `answer` ends the call with that status; another error
+  /// A `GRPCError` thrown by `answer` ends the call with that status; another error
   /// ends it with `UNKNOWN` (2) and the error's description.
   public init(
     path: String,
