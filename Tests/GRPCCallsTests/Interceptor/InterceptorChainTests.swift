@@ -214,6 +214,25 @@ struct InterceptorChainTests {
     }
   }
 
+  @Test("an interceptor that cancels the call at its first response: CANCELLED 'Canceled', nil trailers, once")
+  func interceptorCancels() async throws {
+    try await withTestServer { server in
+      var options = server.options
+      options.interceptorFactories = [GRPCClosureInterceptorFactory { CancellingInterceptor(manager: $0) }]
+      let (call, recorder) = try server.call("FullDuplexCall", options: options)
+      call.start()
+      var request = Grpc_Testing_StreamingOutputCallRequest()
+      request.responseParameters = [InteropRequests.parameters(size: 10)]
+      call.writeData(try request.bytes)
+      let close = try #require(await recorder.waitForClose())
+      #expect(close.error?.code == .cancelled)
+      #expect(close.error?.message == "Canceled")
+      #expect(close.trailers == nil)
+      try await CancellationTests.expectNothingMoreArrives(recorder)
+      #expect(recorder.closeCount == 1)
+    }
+  }
+
   @Test("with a marshaller, an interceptor changes a field of the typed request and the server sees it")
   func marshallerTypedRequest() async throws {
     try await withTestServer { server in
@@ -281,5 +300,13 @@ struct InterceptorChainTests {
       #expect(close.error?.message.contains("String") == true)
       #expect(recorder.closeCount == 1)
     }
+  }
+}
+
+/// Ends its call at the first response message, as an interceptor enforcing a policy would.
+private final class CancellingInterceptor: GRPCInterceptor, @unchecked Sendable {
+  // @unchecked: no state of its own.
+  override func didReceiveData(_ data: any Sendable) {
+    self.cancel()
   }
 }

@@ -277,6 +277,7 @@ struct GRPCCallTests {
       Self.call(server, "EmptyCall", used).start(with: collector.writeable)
       let end = try await collector.end()
       #expect(end?.code == .failedPrecondition, "\(String(describing: end))")
+      #expect(end?.message == "The writer has already finished: a GRXWriter can be started once; make a new one")
     }
   }
 }
