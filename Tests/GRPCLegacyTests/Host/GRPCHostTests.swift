@@ -92,27 +92,39 @@ struct GRPCHostTests {
     #expect(table.host("other.example.test:443").settings.userAgentPrefix == nil)
   }
 
-  @Test("a host's user agent prefix and insecure setting reach the wire")
+  @Test("a host's user agent prefix and insecure setting reach the wire, and never another host's calls")
   func reachesTheWire() async throws {
     try await withTestServer { server in
-      let host = server.server.target
-      try GRPCHost.setUserAgentPrefix("Foo", forHost: host)
-      try GRPCHost.useInsecureConnections(forHost: host)
-      let options = try GRPCHost.callOptions(forHost: host)
-      let recorder = CallRecorder()
-      let call = GRPCCall2(
-        requestOptions: try GRPCRequestOptions(host: host, path: "/grpc.testing.TestService/EmptyCall"),
-        responseHandler: recorder,
-        callOptions: options,
-        channelPool: server.pool
-      )
-      call.start()
-      call.writeData(Data())  // an empty grpc.testing.Empty
-      call.finish()
-      let close = await recorder.waitForClose()
-      #expect(close?.error == nil, "\(String(describing: close?.error))")
-      let agent = server.recorder.rpcs.last.map { Array($0.metadata[stringValues: "user-agent"]) } ?? []
-      #expect(agent.first?.hasPrefix("Foo ") == true, "\(agent)")
+      try await withTestServer { other in
+        let host = server.server.target
+        try GRPCHost.setUserAgentPrefix("Foo", forHost: host)
+        try GRPCHost.useInsecureConnections(forHost: host)
+        // The other host is only made plaintext; its calls must not carry the first's prefix.
+        try GRPCHost.useInsecureConnections(forHost: other.server.target)
+        for (target, expectsFoo) in [(server, true), (other, false)] {
+          let close = try await Self.emptyCall(to: target)
+          #expect(close?.error == nil, "\(String(describing: close?.error))")
+          let agent = target.recorder.rpcs.last.map { Array($0.metadata[stringValues: "user-agent"]) } ?? []
+          #expect(agent.first?.hasPrefix("Foo ") == expectsFoo, "\(agent)")
+          #expect(agent.first?.contains("grpc-calls/") == true, "\(agent)")
+        }
+      }
     }
+  }
+
+  /// An EmptyCall to `server` with the options its host's settings give.
+  private static func emptyCall(to server: TestServer) async throws -> CallRecorder.Close? {
+    let host = server.server.target
+    let recorder = CallRecorder()
+    let call = GRPCCall2(
+      requestOptions: try GRPCRequestOptions(host: host, path: "/grpc.testing.TestService/EmptyCall"),
+      responseHandler: recorder,
+      callOptions: try GRPCHost.callOptions(forHost: host),
+      channelPool: server.pool
+    )
+    call.start()
+    call.writeData(Data())  // an empty grpc.testing.Empty
+    call.finish()
+    return await recorder.waitForClose()
   }
 }
