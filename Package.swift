@@ -17,6 +17,8 @@ let package = Package(
     .library(name: "GRPCCallsInterop", targets: ["GRPCCallsInterop"]),
     .library(name: "GRPCLegacy", targets: ["GRPCLegacy"]),
     .library(name: "GRPCCallsInterceptors", targets: ["GRPCCallsInterceptors"]),
+    // Real peers and network faults for the tests of apps that make gRPC calls.
+    .library(name: "GRPCCallsTestSupport", targets: ["GRPCCallsTestSupport"]),
     .executable(name: "grpc-calls", targets: ["grpc-calls"]),
     .executable(name: "protoc-gen-grpc-calls", targets: ["protoc-gen-grpc-calls"]),
     .library(name: "GRPCCallsCodeGen", targets: ["GRPCCallsCodeGen"]),
@@ -38,6 +40,10 @@ let package = Package(
     .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     // Documentation only: `swift package generate-documentation` (scripts/build-docs.sh).
     .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
+    // Tests only: peers that are not gRPC servers (HTTP/2 answering 404 or HTML).
+    .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+    // Tests only: generated bad input.
+    .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     // Tests only: certificates made at test time.
     .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
     .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -187,6 +193,11 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "GRPCInProcessTransport", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+        .product(name: "NIOHPACK", package: "swift-nio-http2"),
+        .product(name: "PropertyBased", package: "swift-property-based"),
       ],
       swiftSettings: swiftSettings
     ),

@@ -19,8 +19,16 @@ struct Serve: AsyncParsableCommand {
   )
   var compression = true
 
+  @Option(help: "The most streams a client may open at once on one connection; no limit by default.")
+  var maxConcurrentStreams: Int?
+
   func run() async throws {
-    let server = try await InteropServer.start(host: self.host, port: self.port, compression: self.compression)
+    let server = try await InteropServer.start(
+      host: self.host,
+      port: self.port,
+      compression: self.compression,
+      maxConcurrentStreams: self.maxConcurrentStreams
+    )
     Console.line("listening on \(server.target)")
     try await server.waitUntilStopped()
   }

@@ -66,17 +66,28 @@ public struct TestServer: Sendable {
 /// down.
 ///
 /// - Parameters:
+///   - poolConfig: The configuration of the test's channel pool.
+///   - tls: The server's TLS identity; `nil` serves plaintext.
 ///   - compression: Whether the server takes gzip and deflate (and so compresses its responses).
 ///   - path: The path calls take to the core; by default the one `GRPC_CALLS_RPC_PATH` names
 ///     (see ``RPCPath``).
+///   - maxConcurrentStreams: The server's limit on streams per connection; none by default.
+///   - body: The test, given the server and the pool.
 public func withTestServer(
   poolConfig: GRPCChannelPool.Config = .defaults,
   tls: InteropServer.TLSIdentity? = nil,
   compression: Bool = true,
   path: RPCPath = .current,
+  maxConcurrentStreams: Int? = nil,
   _ body: (TestServer) async throws -> Void
 ) async throws {
-  let server = try await InteropServer.start(host: "127.0.0.1", port: 0, tls: tls, compression: compression)
+  let server = try await InteropServer.start(
+    host: "127.0.0.1",
+    port: 0,
+    tls: tls,
+    compression: compression,
+    maxConcurrentStreams: maxConcurrentStreams
+  )
   var poolConfig = poolConfig
   poolConfig.sendsEveryCallThroughClient = path == .client
   let pool = GRPCChannelPool(config: poolConfig)

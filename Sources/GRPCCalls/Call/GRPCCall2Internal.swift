@@ -146,6 +146,8 @@ final class GRPCCall2Internal: Sendable {
     if let error = outcome.error, let reason = self.cancelReason {
       // The RPC ended because this side cancelled it: say why, keeping what the peer had sent.
       finalOutcome = RPCOutcome(trailers: nil, error: Self.cancelled(reason, headers: error.headers))
+    } else if let error = outcome.error {
+      finalOutcome.error = OversizeMetadata.explain(error, metadata: callOptions.initialMetadata)
     }
     self.close(trailers: finalOutcome.trailers, error: finalOutcome.error)
   }

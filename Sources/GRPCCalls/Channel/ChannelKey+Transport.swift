@@ -86,9 +86,10 @@ extension ChannelKey {
     )
   }
 
-  /// What each new TCP connection gets before it connects: the connect timeout and, under TLS,
-  /// the handler that names the certificate's hosts when verification fails. `nil` if neither.
-  private var connectionSetUp: (@Sendable (any Channel) -> EventLoopFuture<Void>)? {
+  /// What each new TCP connection gets before it connects: the connect timeout, the detector
+  /// of peers that answer in HTTP/1 and, under TLS, the handler that names the certificate's
+  /// hosts when verification fails.
+  private var connectionSetUp: @Sendable (any Channel) -> EventLoopFuture<Void> {
     // The transport has no connect-timeout setting (Design article, "Where the core needed help"). This callback runs in the
     // bootstrap's initializer, before the socket connects and after the TLS handler is added:
     // the socket option bounds the TCP connect, the handler the whole attempt up to the
@@ -96,7 +97,6 @@ extension ChannelKey {
     let timeout = self.connectTimeout > 0 ? TimeAmount.nanoseconds(Int64(self.connectTimeout * 1e9)) : nil
     let namesCertificates = self.tls != nil
     let expectedName = self.authority ?? self.target.hostName
-    guard timeout != nil || namesCertificates else { return nil }
     return { channel in
       channel.eventLoop.makeCompletedFuture {
         if let timeout {
@@ -106,6 +106,7 @@ extension ChannelKey {
             position: .first
           )
         }
+        try HTTP1AnswerDetector.install(on: channel)
         if namesCertificates {
           try CertificateNamesHandler.install(on: channel, expectedName: expectedName)
         }

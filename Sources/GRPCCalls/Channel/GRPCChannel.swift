@@ -69,6 +69,9 @@ final class GRPCChannel: Sendable {
     } catch let error as GRPCError {
       throw error
     } catch {
+      if let invalid = TLSConfigurationFailure.error(for: error, tls: key.tls) {
+        throw invalid
+      }
       throw GRPCError(
         code: .unavailable,
         message: "Unable to create a channel to \(key.target): \(error)",

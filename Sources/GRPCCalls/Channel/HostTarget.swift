@@ -137,10 +137,18 @@ enum HostTarget: Hashable, Sendable {
       portText = text[text.index(after: colon)...]
     }
     guard !name.isEmpty else { throw invalid("the host name is empty") }
+    // No name or address holds these; a resolver would only say it found nothing.
+    guard !name.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
+    else {
+      throw invalid("the host name contains a space or a control character")
+    }
     var port = Self.defaultPort
     if let portText {
-      guard let value = Int(portText), (0...65535).contains(value) else {
+      guard let value = Int(portText) else {
         throw invalid("'\(portText)' is not a port number")
+      }
+      guard (0...65535).contains(value) else {
+        throw invalid("port \(value) is out of range: ports are 0 to 65535")
       }
       port = value
     }

@@ -42,6 +42,20 @@ extension GRPCError {
           headers: headers,
           cause: error
         )
+      } else if error.code == .unavailable, let explained = Self.connectionFailure(in: error) {
+        // The core says the connection closed before the HTTP/2 preface; a handler of ours
+        // closed it and knows why (a peer speaking HTTP/1, the connect timeout).
+        self.init(code: .unavailable, message: explained.description, headers: headers, cause: error)
+      } else if let reset = StreamReset(error) {
+        self.init(code: reset.code, message: reset.message, headers: headers, cause: error)
+      } else if let message = NotGRPCAnswer.message(for: error) {
+        self.init(
+          code: error.code,
+          message: message,
+          headers: headers,
+          trailers: error.metadata,
+          cause: error
+        )
       } else {
         self.init(
           code: error.code,
@@ -98,6 +112,20 @@ extension GRPCError {
       || OversizeResponse(error, limit: 0) != nil
   }
 
+  /// Why one of our connection handlers closed the connection, somewhere in `error`'s chain of
+  /// causes, if one did.
+  private static func connectionFailure(in error: RPCError) -> (any ConnectionFailure)? {
+    var cause = error.cause
+    for _ in 0..<8 {
+      switch cause {
+      case let failure as any ConnectionFailure: return failure
+      case let wrapped as RPCError: cause = wrapped.cause
+      default: return nil
+      }
+    }
+    return nil
+  }
+
   /// The TLS error somewhere in `error`'s chain of causes, if any.
   private static func tlsFailure(in error: RPCError) -> (any Error)? {
     var cause = error.cause
@@ -113,3 +141,11 @@ extension GRPCError {
     return nil
   }
 }
+
+/// An error a connection handler of ours closes a connection with, whose description says
+/// what went wrong better than the core's "closed before the HTTP/2 preface".
+protocol ConnectionFailure: Error, CustomStringConvertible {}
+
+extension HTTP1Answer: ConnectionFailure {}
+
+extension HandshakeTimeoutHandler.Expired: ConnectionFailure {}

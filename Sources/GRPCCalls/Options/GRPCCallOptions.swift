@@ -21,8 +21,8 @@ public import GRPCCore
 ///   ``channelId``) form the channel key: calls share
 ///   a channel (one HTTP/2 connection) only when all of them are equal. See ``ChannelKey``.
 ///
-/// Durations are `TimeInterval` seconds, as in the gRPC Objective-C API; negative values clamp
-/// to zero.
+/// Durations are `TimeInterval` seconds, as in the gRPC Objective-C API; negative values and
+/// NaN clamp to zero, values over ``longestInterval`` (infinity included) to it.
 public struct GRPCCallOptions: Sendable {
   // MARK: Call-level options
 
@@ -381,8 +381,14 @@ public struct GRPCCallOptions: Sendable {
   /// The response size limit used when ``responseSizeLimit`` is `0`: 4 MiB, as in gRPC core.
   public static let defaultResponseSizeLimit = 4 * 1024 * 1024
 
+  /// The longest duration an option holds: 100 years. Longer ones, infinity included, mean
+  /// "never" just as well, and every clock the call reaches (`Duration`, NIO's `TimeAmount`,
+  /// `DispatchTime`) can represent this one in nanoseconds.
+  public static let longestInterval: TimeInterval = 100 * 365 * 24 * 3600
+
   private static func clamped(_ interval: TimeInterval) -> TimeInterval {
-    // NaN and negative durations are treated as "none" rather than trapping later.
-    interval.isNaN ? 0 : max(0, interval)
+    // NaN and negative durations are treated as "none", and ones too long for a clock as the
+    // longest, rather than trapping later.
+    interval.isNaN ? 0 : min(max(0, interval), Self.longestInterval)
   }
 }

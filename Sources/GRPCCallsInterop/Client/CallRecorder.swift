@@ -24,6 +24,7 @@ public final class CallRecorder: GRPCResponseHandler {
   private let queueKey = DispatchSpecificKey<UInt8>()
   private let state = Mutex(State())
   private let onMessage: (@Sendable (_ message: Data, _ index: Int) -> Void)?
+  private let onClose: (@Sendable (Close) -> Void)?
 
   private struct State {
     var events: [Event] = []
@@ -36,12 +37,16 @@ public final class CallRecorder: GRPCResponseHandler {
   ///   - queue: The queue callbacks must run on; a new serial queue by default.
   ///   - onMessage: Runs inside each message callback (on the queue), after it is recorded,
   ///     with the message's index: e.g. to cancel the call from within the callback.
+  ///   - onClose: Runs inside the close callback (on the queue), after it is recorded: e.g. to
+  ///     count closes across many calls without polling each recorder.
   public init(
     queue: DispatchQueue = DispatchQueue(label: "grpc-calls.recorder"),
-    onMessage: (@Sendable (_ message: Data, _ index: Int) -> Void)? = nil
+    onMessage: (@Sendable (_ message: Data, _ index: Int) -> Void)? = nil,
+    onClose: (@Sendable (Close) -> Void)? = nil
   ) {
     self.dispatchQueue = queue
     self.onMessage = onMessage
+    self.onClose = onClose
     queue.setSpecific(key: self.queueKey, value: 1)
   }
 
@@ -135,6 +140,7 @@ public final class CallRecorder: GRPCResponseHandler {
 
   public func didClose(trailingMetadata: Metadata?, error: GRPCError?) {
     self.record(.close(trailers: trailingMetadata, error: error))
+    self.onClose?((trailingMetadata, error))
   }
 
   public func didWriteData() {

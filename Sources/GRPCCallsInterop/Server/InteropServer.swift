@@ -64,16 +64,20 @@ public final class InteropServer: Sendable {
   ///   - compression: Whether the server takes gzip and deflate. The core's server then also
   ///     compresses every response to a client that accepts one of them (every grpc-calls
   ///     client does), so pass `false` to measure the call path without zlib's cost.
+  ///   - maxConcurrentStreams: The most streams a client may open at once on one connection
+  ///     (HTTP/2 `SETTINGS_MAX_CONCURRENT_STREAMS`); `nil` sets no limit.
   public static func start(
     host: String = "127.0.0.1",
     port: Int = 0,
     tls: TLSIdentity? = nil,
-    compression: Bool = true
+    compression: Bool = true,
+    maxConcurrentStreams: Int? = nil
   ) async throws -> InteropServer {
     let recorder = InteropServerRecorder()
     var config = HTTP2ServerTransport.Posix.Config.defaults
     config.compression.enabledAlgorithms = compression ? .all : .none
     config.rpc.maxRequestPayloadSize = Self.maxMessageSize
+    config.http2.maxConcurrentStreams = maxConcurrentStreams
     config.channelDebuggingCallbacks.onAcceptTCPConnection = { channel in
       recorder.connectionOpened()
       channel.closeFuture.whenComplete { _ in recorder.connectionClosed() }

@@ -52,7 +52,7 @@ func withFramingProxy(
   _ body: (TestServer, _ target: String) async throws -> Int
 ) async throws {
   try await withTestServer(path: path) { server in
-    let proxy = try LoopbackProxy(upstreamPort: server.server.port, recordingClientBytes: true)
+    let proxy = try FaultProxy(upstreamPort: server.server.port, recordingClientBytes: true)
     defer { proxy.close() }
     let streams = try await body(server, "127.0.0.1:\(proxy.port)")
     let frames = HTTP2Frame.parse(clientBytes: proxy.clientBytes)

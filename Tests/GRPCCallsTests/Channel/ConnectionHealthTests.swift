@@ -34,7 +34,7 @@ struct ConnectionHealthTests {
   @Test("keepalive 1 s / 5 s: a stalled peer fails the call with UNAVAILABLE; without keepalive it still waits")
   func keepaliveDetectsStall() async throws {
     try await withTestServer { server in
-      let proxy = try LoopbackProxy(upstreamPort: server.server.port)
+      let proxy = try FaultProxy(upstreamPort: server.server.port)
       defer { proxy.close() }
       var keepalive = server.options
       keepalive.keepaliveInterval = 1
@@ -57,7 +57,7 @@ struct ConnectionHealthTests {
   static func callSilentListener(
     _ configure: (inout GRPCCallOptions) -> Void
   ) async throws -> CallRecorder.Close {
-    let silent = try LoopbackProxy(upstreamPort: nil)
+    let silent = try FaultProxy(upstreamPort: nil)
     defer { silent.close() }
     let pool = GRPCChannelPool()
     defer { pool.disconnectAll() }
@@ -85,6 +85,7 @@ struct ConnectionHealthTests {
       $0.timeout = 60
     }
     #expect(close.error?.code == .unavailable, "\(String(describing: close.error))")
+    #expect(close.error?.message == "The server did not complete the connection within 0.5 s (connectMinTimeout)")
   }
 
   @Test("without connectMinTimeout the same listener keeps the call waiting until its deadline")
@@ -95,7 +96,7 @@ struct ConnectionHealthTests {
 
   @Test("a host's min connect timeout (300 ms) fails a v1 call to a silent listener with UNAVAILABLE, not at its 8 s deadline")
   func hostConnectTimeout() async throws {
-    let silent = try LoopbackProxy(upstreamPort: nil)
+    let silent = try FaultProxy(upstreamPort: nil)
     defer { silent.close() }
     let pool = GRPCChannelPool()
     defer { pool.disconnectAll() }

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 import Testing
 
@@ -70,6 +73,15 @@ final class ToolProcess: Sendable {
       try await Task.sleep(for: .milliseconds(10))
     }
     return self.process.terminationStatus
+  }
+
+  /// Kills the tool with SIGKILL, as a crash or the OOM killer would: no shutdown, no GOAWAY;
+  /// the kernel closes its sockets.
+  func kill() async {
+    Glibc.kill(self.process.processIdentifier, SIGKILL)
+    while self.process.isRunning {
+      try? await Task.sleep(for: .milliseconds(10))
+    }
   }
 
   deinit {

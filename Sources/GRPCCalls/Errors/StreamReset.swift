@@ -1,0 +1,34 @@
+internal import Foundation
+internal import GRPCCore
+
+/// A stream the server reset (RST_STREAM) before it sent a status, mapped to a code by the
+/// HTTP/2 error-code table of gRPC's protocol (PROTOCOL-HTTP2.md, "Errors"): the core reports
+/// every reset as UNAVAILABLE, which tells the application to retry a call that, say, the
+/// server cancelled or refused as too large.
+struct StreamReset {
+  var code: RPCError.Code
+  var message: String
+
+  private static let marker = "received RST_STREAM frame (0x"
+
+  /// The reset `error` reports, if it reports one.
+  init?(_ error: RPCError) {
+    guard error.code == .unavailable, let range = error.message.range(of: Self.marker) else { return nil }
+    let rest = error.message[range.upperBound...]
+    let hex = rest.prefix { $0.isHexDigit }
+    guard let value = UInt32(hex, radix: 16) else { return nil }
+    let name = rest.drop { $0 != ":" }.dropFirst().prefix { $0 != ")" }.trimmingPrefix(" ")
+    self.code = Self.code(for: value)
+    self.message = "The server reset the stream (RST_STREAM \(name.uppercased()), 0x\(hex)) before sending a status"
+  }
+
+  private static func code(for value: UInt32) -> RPCError.Code {
+    switch value {
+    case 0x7: .unavailable  // REFUSED_STREAM: no work was done; safe to retry
+    case 0x8: .cancelled  // CANCEL
+    case 0xB: .resourceExhausted  // ENHANCE_YOUR_CALM
+    case 0xC: .permissionDenied  // INADEQUATE_SECURITY
+    default: .internalError  // NO_ERROR, PROTOCOL_ERROR, INTERNAL_ERROR and the rest
+    }
+  }
+}
