@@ -134,6 +134,7 @@ let package = Package(
     .executableTarget(
       name: "grpc-calls",
       dependencies: [
+        .target(name: "GRPCCallsTestSupport"),
         .target(name: "GRPCCalls"),
         .target(name: "GRPCCallsInterceptors"),
         .target(name: "GRPCProtoCalls"),

@@ -19,7 +19,9 @@ extension FaultProxy {
     /// Bytes pass untouched.
     public static let none = Fault(kind: .none)
 
-    /// A black hole: connections stay open, every byte in either direction is read and dropped.
+    /// A black hole: connections stay open and nothing gets through, in either direction. The
+    /// bytes are held, not dropped, as TCP would retransmit them: when the fault ends they
+    /// arrive, and a connection neither side gave up on carries on.
     public static let stall = Fault(kind: .stall)
 
     /// Every connection, open or new, is reset (RST) as soon as the proxy sees it.

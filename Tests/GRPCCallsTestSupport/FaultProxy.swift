@@ -90,8 +90,7 @@ public final class FaultProxy: Sendable {
     self.state.withLock { $0.fault }
   }
 
-  /// Bytes in either direction are read and dropped from now on: ``inject(_:)`` with
-  /// ``Fault/stall``.
+  /// Bytes in either direction are held from now on: ``inject(_:)`` with ``Fault/stall``.
   public func stall() {
     self.inject(.stall)
   }
@@ -300,7 +299,8 @@ public final class FaultProxy: Sendable {
   /// What a pump does with the chunk it just read.
   private enum ChunkAction {
     case forward(Int, then: Fault)
-    case drop
+    /// Keep the chunk until the stall ends (or the link does).
+    case hold
     case stop
   }
 
@@ -309,31 +309,18 @@ public final class FaultProxy: Sendable {
     while true {
       let limit = self.state.withLock { $0.fault }.readLimit(buffer: buffer.count)
       let count = read(source, &buffer, limit)
-      let action: ChunkAction = self.state.withLock { state in
-        guard count > 0, let link = state.links[id], !link.ended else { return .stop }
-        if recording {
+      if recording, count > 0 {
+        self.state.withLock { state in
           state.clientBytes += buffer[0..<count]
           state.clientReadEnds.append(state.clientBytes.count)
         }
-        switch state.fault.kind {
-        case .stall:
-          return .drop
-        case .reset:
-          Self.end(link: id, in: &state)
-          return .stop
-        case .closeAfter(let bytes):
-          let allowed = max(0, min(count, bytes - link.forwarded))
-          state.links[id]?.forwarded += allowed
-          return .forward(allowed, then: allowed < count ? .reset : .none)
-        case .none, .delay, .bandwidth:
-          state.links[id]?.forwarded += count
-          return .forward(count, then: state.fault)
-        }
       }
-      guard case .forward(let count, let fault) = action else {
-        if case .drop = action { continue }
-        break
+      var action = self.action(link: id, read: count)
+      while case .hold = action {
+        Thread.sleep(forTimeInterval: 0.005)
+        action = self.action(link: id, read: count)
       }
+      guard case .forward(let count, let fault) = action else { break }
       if case .delay(let delay) = fault.kind {
         Thread.sleep(forTimeInterval: delay / .seconds(1))
       }
@@ -348,6 +335,27 @@ public final class FaultProxy: Sendable {
       }
     }
     self.pumpStopped(link: id, destination: destination)
+  }
+
+  /// What to do with the `count` bytes a pump of link `id` just read, under the fault in force.
+  private func action(link id: Int, read count: Int) -> ChunkAction {
+    self.state.withLock { state in
+      guard count > 0, let link = state.links[id], !link.ended else { return .stop }
+      switch state.fault.kind {
+      case .stall:
+        return .hold
+      case .reset:
+        Self.end(link: id, in: &state)
+        return .stop
+      case .closeAfter(let bytes):
+        let allowed = max(0, min(count, bytes - link.forwarded))
+        state.links[id]?.forwarded += allowed
+        return .forward(allowed, then: allowed < count ? .reset : .none)
+      case .none, .delay, .bandwidth:
+        state.links[id]?.forwarded += count
+        return .forward(count, then: state.fault)
+      }
+    }
   }
 
   private static func write(_ buffer: [UInt8], count: Int, to destination: Int32) -> Bool {

@@ -32,6 +32,11 @@ final class GRPCCall2Internal: Sendable {
     var task: Task<Void, Never>?
     /// Whether the current attempt's stream opened (for transparent retry).
     var streamOpened = false
+    /// Whether response headers or messages went up the chain: then no attempt is retried.
+    var delivered = false
+    /// Whether the writes of requests known at the start were acknowledged (once per call,
+    /// whatever the attempts).
+    var knownWritesAcknowledged = false
   }
 
   /// - Parameters:
@@ -156,17 +161,36 @@ final class GRPCCall2Internal: Sendable {
   /// stream opened.
   ///
   /// gRFC A6 transparent retry: an RPC that failed before its stream opened (its connection
-  /// went away, or none was ready) sent no byte to the server, so it is tried once more,
-  /// whatever its retry policy. A call that waits for ready tries until a connection takes it
+  /// went away, or none was ready) sent no byte to the server, and one the server refused
+  /// (REFUSED_STREAM) was not processed, so it is tried once more, whatever its retry policy. A call that waits for ready tries until a connection takes it
   /// (the transport gives up on a channel whose connection is being replaced after a few
   /// immediate tries), backing off, until its deadline or cancellation.
   private func run(_ attempt: RPCAttempt, raw: Bool, waitForReady: Bool) async throws -> RPCOutcome {
     var transparentRetryLeft = true
+    // A stream asked of a connection that was closing (a GOAWAY, a reset), or of a channel
+    // between two connections, is tried again, backing off, as gRPC core queues a call while
+    // its channel connects: the channel either gets a new connection (usually within
+    // milliseconds; seconds on a busy machine) or fails to, and then says so in other words,
+    // which end the call. The count (about 15 s of tries) only guards against a channel that
+    // stays between connections for good.
+    var racedConnectionRetries = 20
     var readyBackoff = Duration.milliseconds(10)
     while true {
       do {
-        return raw ? try await RawExchange.run(runner: self, attempt) : try await self.runOnClient(attempt)
-      } catch where (transparentRetryLeft || waitForReady) && self.neverLeft(error) {
+        let outcome = raw ? try await RawExchange.run(runner: self, attempt) : try await self.runOnClient(attempt)
+        // An RPC the server never took is tried again as if it had never left.
+        guard transparentRetryLeft || waitForReady, self.neverReachedServer(outcome, attempt) else { return outcome }
+        if !transparentRetryLeft {
+          try await Task.sleep(for: readyBackoff)
+          readyBackoff = min(readyBackoff * 2, .seconds(1))
+        }
+        transparentRetryLeft = false
+      } catch where (transparentRetryLeft || waitForReady || racedConnectionRetries > 0) && self.neverLeft(error) {
+        if !transparentRetryLeft && !waitForReady {
+          // Only a connection that was closing under the stream earns more tries.
+          guard Self.racedClosingConnection(error) else { throw error }
+          racedConnectionRetries -= 1
+        }
         if !transparentRetryLeft {
           try await Task.sleep(for: readyBackoff)
           readyBackoff = min(readyBackoff * 2, .seconds(1))
@@ -176,6 +200,24 @@ final class GRPCCall2Internal: Sendable {
     }
   }
 
+  /// Whether `error` says the stream was asked of a connection that was closing, or of a
+  /// channel between two connections (its load balancer had no ready subchannel: the moment
+  /// after a GOAWAY), rather than that the channel has failed to connect (which fails a call
+  /// fast unless it waits for ready). The transport tries 5 times without a pause, so a call
+  /// made in that moment fails unless it is tried again a little later.
+  private static func racedClosingConnection(_ error: any Error) -> Bool {
+    let message = (error as? RPCError)?.message ?? (error as? GRPCError)?.message
+    return Self.racedConnectionMessages.contains(message ?? "")
+  }
+
+  /// The transport's words for a stream asked of a connection that was closing or not yet
+  /// replaced (grpc-swift-nio-transport `Connection`, `Subchannel`, `GRPCChannel`).
+  private static let racedConnectionMessages: Set<String> = [
+    "subchannel is unavailable",
+    "subchannel isn't ready",
+    "Channel isn't ready, no subchannel available.",
+  ]
+
   /// The `GRPCClient` path: the executor runs retries and hedging.
   private func runOnClient(_ attempt: RPCAttempt) async throws -> RPCOutcome {
     try await attempt.channel.rawStreaming(
@@ -183,7 +225,7 @@ final class GRPCCall2Internal: Sendable {
         self.markStreamOpened()
         if let known = attempt.known {
           try await writer.write(contentsOf: try known.map { try self.serialize($0, coder: attempt.coder) })
-          self.acknowledgeWrites(known.count)
+          self.acknowledgeKnownWrites(known.count)
         } else {
           while let message = await self.nextRequest() {
             try await writer.write(try self.serialize(message, coder: attempt.coder))
@@ -210,6 +252,18 @@ final class GRPCCall2Internal: Sendable {
     } catch {
       self.close(trailers: nil, error: error)
       throw error
+    }
+  }
+
+  /// Reports the writes of the requests known at the start, once per call: a transparent
+  /// retry writes them again.
+  func acknowledgeKnownWrites(_ count: Int) {
+    let first = self.state.withLock { state in
+      defer { state.knownWritesAcknowledged = true }
+      return !state.knownWritesAcknowledged
+    }
+    if first {
+      self.acknowledgeWrites(count)
     }
   }
 
@@ -273,12 +327,27 @@ final class GRPCCall2Internal: Sendable {
 
   /// The response headers, up the chain.
   func deliver(initialMetadata: Metadata) {
+    self.state.withLock { $0.delivered = true }
     self.previous.initialMetadata(initialMetadata)
   }
 
   /// A response message, up the chain.
   func deliver(message: any Sendable) {
+    self.state.withLock { $0.delivered = true }
     self.previous.message(message)
+  }
+
+  /// Whether `outcome` is an RPC that never reached the server's application, before anything
+  /// went up the chain, for a call whose requests can be written again: a stream the server
+  /// refused (REFUSED_STREAM: it did no work on it; what a server shutting down gracefully
+  /// answers to streams past its last one), or a connection that was closing when the stream
+  /// was asked of it ("subchannel isn't ready").
+  private func neverReachedServer(_ outcome: RPCOutcome, _ attempt: RPCAttempt) -> Bool {
+    guard attempt.known != nil, let error = outcome.error else { return false }
+    let unsent = StreamReset.isRefused(error) || (error.cause as? RPCError)?.message == "subchannel isn't ready"
+      || error.message == "subchannel isn't ready"
+    guard unsent else { return false }
+    return self.state.withLock { !$0.delivered } && self.cancelReason == nil && !Task.isCancelled
   }
 
   // MARK: Errors and deadlines

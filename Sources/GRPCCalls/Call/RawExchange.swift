@@ -38,7 +38,7 @@ struct RawExchange: TransportStreamBody {
       do {
         try await stream.outbound.write(contentsOf: parts)
         await stream.outbound.finish()
-        self.runner.acknowledgeWrites(known.count)
+        self.runner.acknowledgeKnownWrites(known.count)
       } catch {
         // The stream failed under the write (its connection closed): the response side says
         // how the RPC ended, as on the core's own path.

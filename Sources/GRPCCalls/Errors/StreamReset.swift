@@ -8,6 +8,8 @@ internal import GRPCCore
 struct StreamReset {
   var code: RPCError.Code
   var message: String
+  /// The HTTP/2 error code.
+  var value: UInt32
 
   private static let marker = "received RST_STREAM frame (0x"
 
@@ -18,9 +20,20 @@ struct StreamReset {
     let hex = rest.prefix { $0.isHexDigit }
     guard let value = UInt32(hex, radix: 16) else { return nil }
     let name = rest.drop { $0 != ":" }.dropFirst().prefix { $0 != ")" }.trimmingPrefix(" ")
+    self.value = value
     self.code = Self.code(for: value)
     self.message = "The server reset the stream (RST_STREAM \(name.uppercased()), 0x\(hex)) before sending a status"
   }
+
+  /// Whether `error` reports a stream the server refused (REFUSED_STREAM): the server did no
+  /// work on it, so it may be sent again.
+  static func isRefused(_ error: GRPCError) -> Bool {
+    guard let cause = error.cause as? RPCError, let reset = StreamReset(cause) else { return false }
+    return reset.refused
+  }
+
+  /// Whether the reset was REFUSED_STREAM.
+  var refused: Bool { self.value == 0x7 }
 
   private static func code(for value: UInt32) -> RPCError.Code {
     switch value {

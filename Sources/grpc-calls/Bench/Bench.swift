@@ -8,7 +8,8 @@ struct Bench: AsyncParsableCommand {
     abstract: "Measure grpc-calls side by side with grpc-swift-2, the raw transport and grpcio.",
     discussion: """
       Scenarios: \(BenchScenario.allCases.map(\.rawValue).joined(separator: ", ")), \
-      leak, memory-backpressure, or 'server-streaming' for both sizes, or 'all'. Each runs against the interop server \
+      leak, memory-backpressure, or 'server-streaming' for both sizes, or 'all'; \
+      and soak (not in 'all': 10 minutes of mixed calls, resident memory read throughout). Each runs against the interop server \
       (a separate `grpc-calls serve` process unless --server is given), in rounds that \
       alternate between clients. Run a release build: swift run -c release grpc-calls bench.
       """
@@ -60,6 +61,12 @@ struct Bench: AsyncParsableCommand {
 
   @Option(help: "Warm-up calls per face for leak (default 10,000; --quick: 200).")
   var leakWarmupCalls: Int?
+
+  @Option(help: "Seconds the soak runs (default 600).")
+  var soakSeconds: Int?
+
+  @Option(help: "Calls in flight during the soak (default 8).")
+  var soakInFlight: Int?
 
   @Flag(help: "A small run that checks every scenario works; figures are not meaningful.")
   var quick = false
@@ -142,6 +149,18 @@ struct Bench: AsyncParsableCommand {
         )
       }
     }
+    if self.wants("soak", inAll: false) {
+      var soak = SoakScenario.Settings()
+      if let seconds = self.soakSeconds {
+        guard seconds >= 2 else { throw ValidationError("--soak-seconds takes 2 or more") }
+        soak.duration = .seconds(seconds)
+      }
+      if let inFlight = self.soakInFlight {
+        guard inFlight > 0 else { throw ValidationError("--soak-in-flight takes a positive number") }
+        soak.inFlight = inFlight
+      }
+      try await SoakScenario.run(target: "\(host):\(port)", settings: soak, into: report)
+    }
     report.add("all", "bench-process", "plain", "peak_rss_mb", ResourceUsage.now().peakRSSMiB)
 
     Console.line(report.table())
@@ -152,16 +171,17 @@ struct Bench: AsyncParsableCommand {
     }
   }
 
-  /// Whether a scenario that runs outside the runner (leak, memory-backpressure) is selected.
-  private func wants(_ name: Substring) -> Bool {
-    self.scenario == "all" || self.scenario.split(separator: ",").contains(name)
+  /// Whether a scenario that runs outside the runner (leak, memory-backpressure, soak) is
+  /// selected.
+  private func wants(_ name: Substring, inAll: Bool = true) -> Bool {
+    (inAll && self.scenario == "all") || self.scenario.split(separator: ",").contains(name)
   }
 
   private func selectedScenarios() throws -> [BenchScenario] {
     if self.scenario == "all" { return BenchScenario.allCases }
     return try self.scenario.split(separator: ",").flatMap { name -> [BenchScenario] in
       if name == "server-streaming" { return [.serverStreaming16B, .serverStreaming64K] }
-      if name == "memory-backpressure" || name == "leak" { return [] }
+      if ["memory-backpressure", "leak", "soak"].contains(name) { return [] }
       guard let known = BenchScenario(rawValue: String(name)) else {
         throw ValidationError("unknown scenario '\(name)'")
       }

@@ -68,9 +68,9 @@ enum LeakScenario {
   }
 }
 
-/// What the leak scenario's calls reuse from call to call: one channel pool, one service, the
-/// requests, made once.
-private struct LeakCalls: Sendable {
+/// What the leak and soak scenarios' calls reuse from call to call: one channel pool, one
+/// service, the requests, made once.
+struct LeakCalls: Sendable {
   private let pool: GRPCChannelPool
   private let service: TestService
   private let requestOptions: GRPCRequestOptions
@@ -79,7 +79,7 @@ private struct LeakCalls: Sendable {
   private let rawRequest: Data
   private let request: Grpc_Testing_SimpleRequest
   private let streamRequest: Grpc_Testing_StreamingOutputCallRequest
-  /// The calls are sequential, so one serial queue serves every callback.
+  /// Callbacks are short, so one serial queue serves every call's.
   private let queue = DispatchQueue(label: "bench.leak")
 
   init(target: String) throws {

@@ -1,16 +1,23 @@
 internal import Foundation
+#if canImport(Glibc)
+internal import Glibc
+#endif
 
-/// The interop server in a process of its own (this binary's `serve`), so that the bench's CPU
-/// figures count the clients only.
+/// The interop server in a process of its own (this binary's `serve`): so that the bench's CPU
+/// figures count the clients only, and so that `faults` can kill it.
 final class ServerProcess {
   private let process = Process()
   let port: Int
 
-  init() throws {
+  /// Starts `serve` on `port` (0: a free one).
+  ///
+  /// - Parameter compression: Off by default, like the grpcio server: the bench measures call
+  ///   paths, not zlib.
+  init(port: Int = 0, compression: Bool = false) throws {
     let output = Pipe()
     self.process.executableURL = Self.ownExecutable()
-    // Uncompressed, like the grpcio server: the bench measures call paths, not zlib.
-    self.process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--no-compression"]
+    self.process.arguments =
+      ["serve", "--host", "127.0.0.1", "--port", "\(port)"] + (compression ? [] : ["--no-compression"])
     self.process.standardOutput = output
     try self.process.run()
 
@@ -29,6 +36,15 @@ final class ServerProcess {
     }
     self.process.terminate()
     throw BenchFailure(description: "the bench server did not start: \(text)")
+  }
+
+  /// Kills the server with SIGKILL, as a crash would: no GOAWAY, the kernel resets its
+  /// connections.
+  func kill() {
+    if self.process.isRunning {
+      Glibc.kill(self.process.processIdentifier, SIGKILL)
+      self.process.waitUntilExit()
+    }
   }
 
   func stop() {

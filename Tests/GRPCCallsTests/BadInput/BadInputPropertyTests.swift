@@ -90,7 +90,9 @@ struct BadInputPropertyTests {
   }
 
   static let durationValues: [Double] = [
-    -.infinity, -1, -0.0, 0, 1e-12, 1e-3, 5, 1e9, 1e12, 1e300, .greatestFiniteMagnitude, .infinity, .nan,
+    // 60 s rather than a few: a call must succeed with any duration of a minute or more, and a
+    // busy machine may take seconds to connect and answer.
+    -.infinity, -1, -0.0, 0, 1e-12, 1e-3, 60, 1e9, 1e12, 1e300, .greatestFiniteMagnitude, .infinity, .nan,
   ]
 
   @Test("durations from NaN to infinity in every option: calls close once; long ones mean never")
@@ -112,9 +114,9 @@ struct BadInputPropertyTests {
         #expect(recorder != nil, "\(described): the call did not close")
         guard let close = recorder?.close else { return }
         #expect(recorder?.closeCount == 1, "\(described)")
-        // Durations too short to connect, ping or answer in (under a second) may fail the
-        // call, with a message; none, or long ones, must not.
-        let workable = [timeout, keepalive, connect].allSatisfy { !($0 > 0) || $0 >= 1 }
+        // Durations too short to connect, ping or answer in (under a minute, on a busy
+        // machine) may fail the call, with a message; none, or long ones, must not.
+        let workable = [timeout, keepalive, connect].allSatisfy { !($0 > 0) || $0 >= 60 }
         if workable {
           #expect(close.error == nil, "\(described): \(String(describing: close.error))")
         } else if let error = close.error {

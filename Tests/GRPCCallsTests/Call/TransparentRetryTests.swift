@@ -191,3 +191,42 @@ extension TestServer {
     return (GRPCChannelPool(config: config), options)
   }
 }
+
+/// A stream the server refused did no work there: it is retried like one that never opened.
+@Suite("Transparent retry of refused streams")
+struct RefusedStreamRetryTests {
+  /// A unary call to a server that refuses its first `refusals` streams.
+  static func unary(refusals: Int, path: RPCPath) async throws -> (CallRecorder.Close, streams: Int) {
+    let server = try await NotGRPCServer.start(answering: .refuseThenAnswer(count: refusals))
+    let pool = GRPCChannelPool(config: .testing(path: path))
+    defer { pool.disconnectAll() }
+    var options = GRPCCallOptions()
+    options.transportType = .insecure
+    options.timeout = 30
+    let client = InteropClient(target: server.target, callOptions: options, channelPool: pool)
+    let (call, recorder) = try client.makeCall("EmptyCall")
+    call.start()
+    call.writeData(Data())
+    call.finish()
+    let close = try #require(await recorder.waitForClose())
+    #expect(recorder.closeCount == 1 && recorder.deliveryContractHeld)
+    let streams = server.streams
+    await server.stop()
+    return (close, streams)
+  }
+
+  @Test("a unary call whose stream the server refused (REFUSED_STREAM) is sent again and succeeds", arguments: RPCPath.allCases)
+  func refusedOnce(path: RPCPath) async throws {
+    let (close, streams) = try await Self.unary(refusals: 1, path: path)
+    #expect(close.error == nil, "\(String(describing: close.error))")
+    #expect(streams == 2)
+  }
+
+  @Test("only once: refused twice, the call fails with UNAVAILABLE saying the server refused it", arguments: RPCPath.allCases)
+  func refusedTwice(path: RPCPath) async throws {
+    let (close, streams) = try await Self.unary(refusals: 2, path: path)
+    #expect(close.error?.code == .unavailable, "\(String(describing: close.error))")
+    #expect(close.error?.message == "The server reset the stream (RST_STREAM REFUSED STREAM, 0x7) before sending a status")
+    #expect(streams == 2)
+  }
+}

@@ -2,6 +2,7 @@ import NIOCore
 import NIOHPACK
 import NIOHTTP2
 import NIOPosix
+import Synchronization
 
 /// A server on 127.0.0.1 that is not a gRPC server: an HTTP/1.1 server, or an HTTP/2 server
 /// that answers every request with a fixed status, content type and body (a web server or a
@@ -12,17 +13,26 @@ final class NotGRPCServer: Sendable {
     case http1(statusLine: String)
     /// An HTTP/2 response on every stream: `:status`, `content-type` and a body.
     case http2(status: Int, contentType: String, body: String)
+    /// RST_STREAM(REFUSED_STREAM) to the first `count` streams, then a gRPC answer: an empty
+    /// message and status OK.
+    case refuseThenAnswer(count: Int)
   }
+
+  /// How many streams were opened, over every connection.
+  var streams: Int { self.counter.value.withLock { $0 } }
+  private let counter: StreamCounter
 
   let port: Int
   private let channel: any Channel
 
-  private init(port: Int, channel: any Channel) {
+  fileprivate init(port: Int, channel: any Channel, counter: StreamCounter) {
     self.port = port
     self.channel = channel
+    self.counter = counter
   }
 
   static func start(answering answer: Answer) async throws -> NotGRPCServer {
+    let counter = StreamCounter()
     let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
       .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
       .childChannelInitializer { channel in
@@ -31,22 +41,34 @@ final class NotGRPCServer: Sendable {
           case .http1(let statusLine):
             try channel.pipeline.syncOperations.addHandler(HTTP1Answer(statusLine: statusLine))
           case .http2(let status, let contentType, let body):
-            _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
-              mode: .server,
-              connectionConfiguration: .init(),
-              streamConfiguration: .init()
-            ) { stream in
-              stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandler(
-                  HTTP2Answer(status: status, contentType: contentType, body: body)
-                )
-              }
+            try Self.serveHTTP2(on: channel, counter: counter) { _ in
+              HTTP2Answer(status: status, contentType: contentType, body: body)
             }
+          case .refuseThenAnswer(let refusals):
+            try Self.serveHTTP2(on: channel, counter: counter) { index in RefuseOrAnswer(refuse: index < refusals) }
           }
         }
       }
     let channel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
-    return NotGRPCServer(port: channel.localAddress?.port ?? 0, channel: channel)
+    return NotGRPCServer(port: channel.localAddress?.port ?? 0, channel: channel, counter: counter)
+  }
+
+  /// Makes `channel` an HTTP/2 server whose every stream gets the handler `answer` makes for
+  /// the stream's index (counted over every connection).
+  private static func serveHTTP2(
+    on channel: any Channel,
+    counter: StreamCounter,
+    answer: @escaping @Sendable (Int) -> any ChannelHandler
+  ) throws {
+    _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
+      mode: .server,
+      connectionConfiguration: .init(),
+      streamConfiguration: .init()
+    ) { stream in
+      stream.eventLoop.makeCompletedFuture {
+        try stream.pipeline.syncOperations.addHandler(answer(counter.count()))
+      }
+    }
   }
 
   var target: String { "127.0.0.1:\(self.port)" }
@@ -102,5 +124,55 @@ private final class HTTP2Answer: ChannelInboundHandler {
     context.write(self.wrapOutboundOut(.headers(.init(headers: headers))), promise: nil)
     let data = NIOHTTP2.HTTP2Frame.FramePayload.Data(data: .byteBuffer(ByteBuffer(string: self.body)), endStream: true)
     context.writeAndFlush(self.wrapOutboundOut(.data(data)), promise: nil)
+  }
+}
+
+/// Counts streams across connections; returns each stream's index.
+fileprivate final class StreamCounter: Sendable {
+  let value = Mutex(0)
+
+  @discardableResult
+  func count() -> Int {
+    self.value.withLock { count in
+      defer { count += 1 }
+      return count
+    }
+  }
+}
+
+/// Refuses its stream (RST_STREAM REFUSED_STREAM), or answers as a gRPC server would: an empty
+/// message and status OK.
+private final class RefuseOrAnswer: ChannelInboundHandler {
+  typealias InboundIn = NIOHTTP2.HTTP2Frame.FramePayload
+  typealias OutboundOut = NIOHTTP2.HTTP2Frame.FramePayload
+
+  let refuse: Bool
+  private var answered = false
+
+  init(refuse: Bool) {
+    self.refuse = refuse
+  }
+
+  func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    guard !self.answered else { return }
+    let payload = self.unwrapInboundIn(data)
+    if self.refuse {
+      self.answered = true
+      context.writeAndFlush(self.wrapOutboundOut(.rstStream(.refusedStream)), promise: nil)
+      return
+    }
+    // Answer once the request has ended.
+    switch payload {
+    case .headers(let headers) where headers.endStream: break
+    case .data(let data) where data.endStream: break
+    default: return
+    }
+    self.answered = true
+    let headers: HPACKHeaders = [":status": "200", "content-type": "application/grpc"]
+    context.write(self.wrapOutboundOut(.headers(.init(headers: headers))), promise: nil)
+    let empty = ByteBuffer(bytes: [0, 0, 0, 0, 0])
+    context.write(self.wrapOutboundOut(.data(.init(data: .byteBuffer(empty)))), promise: nil)
+    let trailers: HPACKHeaders = ["grpc-status": "0"]
+    context.writeAndFlush(self.wrapOutboundOut(.headers(.init(headers: trailers, endStream: true))), promise: nil)
   }
 }
