@@ -166,7 +166,7 @@ final class GRPCCall2Internal: Sendable {
   /// (the transport gives up on a channel whose connection is being replaced after a few
   /// immediate tries), backing off, until its deadline or cancellation.
   private func run(_ attempt: RPCAttempt, raw: Bool, waitForReady: Bool) async throws -> RPCOutcome {
-    var transparentRetryLeft = true
+    var pacing = RetryPacing()
     // A stream asked of a connection that was closing (a GOAWAY, a reset), or of a channel
     // between two connections, is tried again, backing off, as gRPC core queues a call while
     // its channel connects: the channel either gets a new connection (usually within
@@ -174,29 +174,37 @@ final class GRPCCall2Internal: Sendable {
     // which end the call. The count (about 15 s of tries) only guards against a channel that
     // stays between connections for good.
     var racedConnectionRetries = 20
-    var readyBackoff = Duration.milliseconds(10)
     while true {
       do {
         let outcome = raw ? try await RawExchange.run(runner: self, attempt) : try await self.runOnClient(attempt)
         // An RPC the server never took is tried again as if it had never left.
-        guard transparentRetryLeft || waitForReady, self.neverReachedServer(outcome, attempt) else { return outcome }
-        if !transparentRetryLeft {
-          try await Task.sleep(for: readyBackoff)
-          readyBackoff = min(readyBackoff * 2, .seconds(1))
+        guard pacing.transparentRetryLeft || waitForReady, self.neverReachedServer(outcome, attempt) else {
+          return outcome
         }
-        transparentRetryLeft = false
-      } catch where (transparentRetryLeft || waitForReady || racedConnectionRetries > 0) && self.neverLeft(error) {
-        if !transparentRetryLeft && !waitForReady {
+        try await pacing.beforeRetry()
+      } catch where (pacing.transparentRetryLeft || waitForReady || racedConnectionRetries > 0) && self.neverLeft(error) {
+        if !pacing.transparentRetryLeft && !waitForReady {
           // Only a connection that was closing under the stream earns more tries.
           guard Self.racedClosingConnection(error) else { throw error }
           racedConnectionRetries -= 1
         }
-        if !transparentRetryLeft {
-          try await Task.sleep(for: readyBackoff)
-          readyBackoff = min(readyBackoff * 2, .seconds(1))
-        }
-        transparentRetryLeft = false
+        try await pacing.beforeRetry()
       }
+    }
+  }
+
+  /// When a failed attempt is tried again: the transparent retry at once, every later try
+  /// after a pause that doubles from 10 ms up to 1 s.
+  private struct RetryPacing {
+    private(set) var transparentRetryLeft = true
+    private var pause = Duration.milliseconds(10)
+
+    mutating func beforeRetry() async throws {
+      if !self.transparentRetryLeft {
+        try await Task.sleep(for: self.pause)
+        self.pause = min(self.pause * 2, .seconds(1))
+      }
+      self.transparentRetryLeft = false
     }
   }
 
@@ -214,9 +222,13 @@ final class GRPCCall2Internal: Sendable {
   /// replaced (grpc-swift-nio-transport `Connection`, `Subchannel`, `GRPCChannel`).
   private static let racedConnectionMessages: Set<String> = [
     "subchannel is unavailable",
-    "subchannel isn't ready",
+    GRPCCall2Internal.closingConnectionMessage,
     "Channel isn't ready, no subchannel available.",
   ]
+
+  /// The transport's words for a stream asked of a connection that was already closing; they
+  /// may also reach the call as the failure of a stream that opened.
+  private static let closingConnectionMessage = "subchannel isn't ready"
 
   /// The `GRPCClient` path: the executor runs retries and hedging.
   private func runOnClient(_ attempt: RPCAttempt) async throws -> RPCOutcome {
@@ -344,8 +356,8 @@ final class GRPCCall2Internal: Sendable {
   /// was asked of it ("subchannel isn't ready").
   private func neverReachedServer(_ outcome: RPCOutcome, _ attempt: RPCAttempt) -> Bool {
     guard attempt.known != nil, let error = outcome.error else { return false }
-    let unsent = StreamReset.isRefused(error) || (error.cause as? RPCError)?.message == "subchannel isn't ready"
-      || error.message == "subchannel isn't ready"
+    let unsent = StreamReset.isRefused(error)
+      || [error.message, (error.cause as? RPCError)?.message].contains(Self.closingConnectionMessage)
     guard unsent else { return false }
     return self.state.withLock { !$0.delivered } && self.cancelReason == nil && !Task.isCancelled
   }

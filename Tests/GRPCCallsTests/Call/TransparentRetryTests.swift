@@ -198,17 +198,7 @@ struct RefusedStreamRetryTests {
   /// A unary call to a server that refuses its first `refusals` streams.
   static func unary(refusals: Int, path: RPCPath) async throws -> (CallRecorder.Close, streams: Int) {
     let server = try await NotGRPCServer.start(answering: .refuseThenAnswer(count: refusals))
-    let pool = GRPCChannelPool(config: .testing(path: path))
-    defer { pool.disconnectAll() }
-    var options = GRPCCallOptions()
-    options.transportType = .insecure
-    options.timeout = 30
-    let client = InteropClient(target: server.target, callOptions: options, channelPool: pool)
-    let (call, recorder) = try client.makeCall("EmptyCall")
-    call.start()
-    call.writeData(Data())
-    call.finish()
-    let close = try #require(await recorder.waitForClose())
+    let (close, recorder) = try await server.emptyCall(path: path)
     #expect(recorder.closeCount == 1 && recorder.deliveryContractHeld)
     let streams = server.streams
     await server.stop()

@@ -57,17 +57,7 @@ struct NotGRPCServerTests {
   @Test("the call fails with the mapped code and quotes the answer (word for word where the README quotes it)", arguments: cases, RPCPath.allCases)
   func answered(_ expected: Case, path: RPCPath) async throws {
     let peer = try await NotGRPCServer.start(answering: expected.answer)
-    let pool = GRPCChannelPool(config: .testing(path: path))
-    defer { pool.disconnectAll() }
-    var options = GRPCCallOptions()
-    options.transportType = .insecure
-    options.timeout = 30
-    let client = InteropClient(target: peer.target, callOptions: options, channelPool: pool)
-    let (call, recorder) = try client.makeCall("EmptyCall")
-    call.start()
-    call.writeData(try Grpc_Testing_Empty().bytes)
-    call.finish()
-    let close = try #require(await recorder.waitForClose())
+    let (close, recorder) = try await peer.emptyCall(path: path)
     let error = try #require(close.error)
     #expect(error.code == expected.code, "\(error)")
     for quote in expected.quoted {

@@ -1,8 +1,12 @@
+import GRPCCalls
+import GRPCCallsInterop
+import GRPCCallsTestSupport
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
 import NIOPosix
 import Synchronization
+import Testing
 
 /// A server on 127.0.0.1 that is not a gRPC server: an HTTP/1.1 server, or an HTTP/2 server
 /// that answers every request with a fixed status, content type and body (a web server or a
@@ -174,5 +178,24 @@ private final class RefuseOrAnswer: ChannelInboundHandler {
     context.write(self.wrapOutboundOut(.data(.init(data: .byteBuffer(empty)))), promise: nil)
     let trailers: HPACKHeaders = ["grpc-status": "0"]
     context.writeAndFlush(self.wrapOutboundOut(.headers(.init(headers: trailers, endStream: true))), promise: nil)
+  }
+}
+
+extension NotGRPCServer {
+  /// An EmptyCall to this peer down `path`, on a pool of its own, with a 30 s deadline: how it
+  /// closed, and its recorder.
+  func emptyCall(path: RPCPath) async throws -> (CallRecorder.Close, CallRecorder) {
+    let pool = GRPCChannelPool(config: .testing(path: path))
+    defer { pool.disconnectAll() }
+    var options = GRPCCallOptions()
+    options.transportType = .insecure
+    options.timeout = 30
+    let client = InteropClient(target: self.target, callOptions: options, channelPool: pool)
+    let (call, recorder) = try client.makeCall("EmptyCall")
+    call.start()
+    call.writeData(try Grpc_Testing_Empty().bytes)
+    call.finish()
+    let close = try #require(await recorder.waitForClose())
+    return (close, recorder)
   }
 }
