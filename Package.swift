@@ -50,12 +50,23 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
   ],
   targets: [
+    // What apps give a call (hosts, method paths, metadata, channel arguments), checked with no
+    // network code, so that the fuzz target builds in a minute.
+    .target(
+      name: "GRPCCallsInput",
+      dependencies: [
+        .product(name: "GRPCCore", package: "grpc-swift-2")
+      ],
+      swiftSettings: swiftSettings
+    ),
     .target(
       name: "GRPCCalls",
       dependencies: [
+        .target(name: "GRPCCallsInput"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -153,6 +164,15 @@ let package = Package(
       ],
       swiftSettings: swiftSettings
     ),
+    // libFuzzer target over GRPCCallsInput (scripts/fuzz.sh); a plain build replays inputs.
+    .executableTarget(
+      name: "grpc-calls-fuzz",
+      dependencies: [
+        .target(name: "GRPCCallsInput"),
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+      ],
+      swiftSettings: swiftSettings
+    ),
     .target(
       name: "GRPCCallsTestSupport",
       dependencies: [
@@ -181,6 +201,7 @@ let package = Package(
       name: "GRPCCallsTests",
       dependencies: [
         .target(name: "GRPCCalls"),
+        .target(name: "GRPCCallsInput"),
         // Interceptors see v1 calls as they see v2 ones (the global registry is this suite's).
         .target(name: "GRPCLegacy"),
         .target(name: "GRPCProtoCalls"),

@@ -2,7 +2,6 @@ public import Dispatch
 public import GRPCCalls
 public import GRPCCore
 public import SwiftProtobuf
-internal import Synchronization
 
 /// A proto handler made of one closure, for unary-style calls: it gets the response (or the
 /// error) once, when the call closes. The response headers and trailers stay readable.
@@ -17,7 +16,7 @@ public final class GRPCUnaryResponseHandler<Response: SwiftProtobuf.Message>: GR
 {
   public let dispatchQueue: DispatchQueue
   private let completion: @Sendable (Response?, GRPCError?) -> Void
-  private let state = Mutex<(headers: Metadata?, trailers: Metadata?, response: Response?)>((nil, nil, nil))
+  private let state = LockedValue<(headers: Metadata?, trailers: Metadata?, response: Response?)>((nil, nil, nil))
 
   /// Creates a handler.
   ///

@@ -6,7 +6,6 @@ import GRPCCallsTestSupport
 import GRPCCore
 import GRPCProtoCalls
 import SwiftProtobuf
-import Synchronization
 import Testing
 
 @Suite("Stub interceptor: a generated client with no server")
@@ -165,7 +164,7 @@ struct StubInterceptorTests {
 
 /// Response sizes collected inside a `body` closure.
 final class SizesBox: Sendable {
-  private let sizes = Mutex<[Int]>([])
+  private let sizes = LockedValue<[Int]>([])
   func append(_ size: Int) { self.sizes.withLock { $0.append(size) } }
   var all: [Int] { self.sizes.withLock { $0 } }
 }

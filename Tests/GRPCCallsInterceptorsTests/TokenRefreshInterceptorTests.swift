@@ -5,7 +5,6 @@ import GRPCCallsInterop
 import GRPCCallsTestSupport
 import GRPCCore
 import SwiftProtobuf
-import Synchronization
 import Testing
 
 @Suite("Token refresh interceptor over loopback")
@@ -16,7 +15,7 @@ struct TokenRefreshInterceptorTests {
     let clock: ManualClock
     let lifetime: TimeInterval?
     let failure: GRPCError?
-    private let count = Mutex(0)
+    private let count = LockedValue(0)
 
     init(clock: ManualClock = ManualClock(), lifetime: TimeInterval? = nil, failure: GRPCError? = nil) {
       self.clock = clock

@@ -1,5 +1,5 @@
+internal import GRPCCalls
 public import Logging
-import Synchronization
 
 /// A swift-log handler that keeps every record, for checking what the library logged.
 public final class CapturedLogs: Sendable {
@@ -9,7 +9,7 @@ public final class CapturedLogs: Sendable {
     public var metadata: [String: String]
   }
 
-  private let records = Mutex<[Record]>([])
+  private let records = LockedValue<[Record]>([])
 
   public init() {}
 

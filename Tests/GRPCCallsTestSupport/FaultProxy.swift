@@ -1,7 +1,7 @@
 internal import Foundation
-internal import Synchronization
 
 #if canImport(Glibc)
+internal import GRPCCalls
 import Glibc
 #endif
 
@@ -24,7 +24,7 @@ import Glibc
 public final class FaultProxy: Sendable {
   /// The port clients connect to; the same across ``stopListening()`` and ``startListening()``.
   public let port: Int
-  private let state: Mutex<State>
+  private let state: LockedValue<State>
   private let recordsClientBytes: Bool
 
   private struct State {
@@ -71,7 +71,7 @@ public final class FaultProxy: Sendable {
     self.recordsClientBytes = recordingClientBytes
     let (listener, port) = try Self.listen(port: 0)
     self.port = port
-    self.state = Mutex(State(listener: listener, upstreamPort: upstreamPort))
+    self.state = LockedValue(State(listener: listener, upstreamPort: upstreamPort))
     Thread.detachNewThread { self.acceptLoop(listener) }
   }
 

@@ -47,6 +47,14 @@ public enum FlowControlBounds {
   /// How much a client reading nothing may grow, stream data only (its own process).
   /// Measured 12–13 MiB.
   public static let clientGrowth = 24 << 20
+
+  /// How much a client holding `streams` flow-controlled streams with no demand may grow (its
+  /// own process): per stream two windows read ahead by the transport, one undelivered message
+  /// and 48 KiB for the call itself (1,000 calls with nothing to read: 39 MiB), plus 32 MiB for
+  /// the connection and allocator.
+  public static func manyStreamsClientGrowth(streams: Int, window: Int, messageSize: Int) -> Int {
+    streams * (2 * window + messageSize + (48 << 10)) + (32 << 20)
+  }
 }
 
 extension SwiftProtobuf.Message {

@@ -1,5 +1,4 @@
 public import Foundation
-internal import Synchronization
 public import GRPCCalls
 public import GRPCCallsInterop
 internal import GRPCCore
@@ -156,7 +155,7 @@ public enum RPCPath: String, Sendable, CaseIterable {
 
 /// Wall-clock time a test moves by hand, for expiries (`now:` parameters).
 public final class ManualClock: Sendable {
-  private let offset = Mutex<TimeInterval>(0)
+  private let offset = LockedValue<TimeInterval>(0)
 
   public init() {}
 

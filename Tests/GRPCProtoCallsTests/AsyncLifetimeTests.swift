@@ -4,7 +4,6 @@ import GRPCCallsInterop
 import GRPCCallsTestSupport
 import GRPCCore
 import SwiftProtobuf
-import Synchronization
 import Testing
 
 @testable import GRPCProtoCalls
@@ -109,7 +108,7 @@ final class WeakObjects: Sendable {
     weak var object: AnyObject?
   }
 
-  private let objects = Mutex<[Weak]>([])
+  private let objects = LockedValue<[Weak]>([])
 
   func add(_ first: AnyObject, _ second: AnyObject) {
     let pair = [Weak(object: first), Weak(object: second)]

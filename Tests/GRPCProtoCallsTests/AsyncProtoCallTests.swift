@@ -5,7 +5,6 @@ import GRPCCallsTestSupport
 import GRPCCore
 import GRPCProtoCalls
 import SwiftProtobuf
-import Synchronization
 import Testing
 
 @Suite("async/await proto calls over loopback")
@@ -107,7 +106,7 @@ struct AsyncProtoCallTests {
       for index in request.responseParameters.indices {
         request.responseParameters[index].intervalUs = 10_000
       }
-      let first = Mutex(false)
+      let first = LockedValue(false)
       let service = server.service()
       let task = Task {
         try await service.serverStreaming(

@@ -5,7 +5,6 @@ import GRPCCallsTestSupport
 import GRPCCore
 import GRPCProtoCalls
 import SwiftProtobuf
-import Synchronization
 import Testing
 
 extension TestServer {
@@ -37,7 +36,7 @@ struct ProtoCallTests {
       options.enableFlowControl = flowControl
       options.initialMetadata.addString("hello", forKey: "x-grpc-test-echo-initial")
       options.initialMetadata.addBinary([1, 2, 3], forKey: "x-grpc-test-echo-trailing-bin")
-      let done = Mutex<(Grpc_Testing_SimpleResponse?, GRPCError?)?>(nil)
+      let done = LockedValue<(Grpc_Testing_SimpleResponse?, GRPCError?)?>(nil)
       let handler = GRPCUnaryResponseHandler<Grpc_Testing_SimpleResponse>(queue: DispatchQueue(label: "unary")) {
         response, error in done.withLock { $0 = (response, error) }
       }

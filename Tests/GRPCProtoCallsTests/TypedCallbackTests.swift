@@ -6,7 +6,6 @@ import GRPCCallsTestSupport
 import GRPCCore
 import GRPCProtoCalls
 import SwiftProtobuf
-import Synchronization
 import Testing
 
 /// The generated callback methods with typed handlers: each shape, over loopback.
@@ -15,7 +14,7 @@ struct TypedCallbackTests {
   /// Collects a typed call's messages and close, and lets a test wait for the close.
   final class Collector<Response: SwiftProtobuf.Message>: Sendable {
     let queue = DispatchQueue(label: "typed-callbacks")
-    private let state = Mutex<(messages: [Response], writes: Int, close: GRPCError??)>(([], 0, nil))
+    private let state = LockedValue<(messages: [Response], writes: Int, close: GRPCError??)>(([], 0, nil))
 
     var handler: GRPCResponseCallbacks<Response> {
       GRPCResponseCallbacks(queue: self.queue) { message in
@@ -113,7 +112,7 @@ struct TypedCallbackTests {
   @Test("GRPCUnaryResponseHandler, which is typed and untyped, still passes to a generated method")
   func unaryResponseHandler() async throws {
     try await withTestServer { server in
-      let response = Mutex<Grpc_Testing_SimpleResponse??>(nil)
+      let response = LockedValue<Grpc_Testing_SimpleResponse??>(nil)
       let handler = GRPCUnaryResponseHandler<Grpc_Testing_SimpleResponse>(queue: .global()) { message, _ in
         response.withLock { $0 = .some(message) }
       }
@@ -130,7 +129,7 @@ struct TypedCallbackTests {
       // worker thread rather than the main thread): recognized by a key set on it.
       let mainKey = DispatchSpecificKey<UInt8>()
       DispatchQueue.main.setSpecific(key: mainKey, value: 1)
-      let onMain = Mutex<String?>(nil)
+      let onMain = LockedValue<String?>(nil)
       let handler = GRPCUnaryResponseHandler<Grpc_Testing_SimpleResponse> { message, error in
         let isMain = DispatchQueue.getSpecific(key: mainKey) == 1
         onMain.withLock { $0 = "main: \(isMain), \(message != nil), \(String(describing: error))" }

@@ -1,8 +1,7 @@
 public import Logging
-internal import Synchronization
 
 extension GRPCCall2 {
-  private static let _logger = Mutex(Logger(label: "grpc-calls"))
+  private static let _logger = LockedValue(Logger(label: "grpc-calls"))
 
   /// Where calls report misuse: a second ``start()``, a write after ``finish()``, a call
   /// released without ``start()`` while it held writes. One warning per kind per call.

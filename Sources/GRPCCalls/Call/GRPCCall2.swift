@@ -1,7 +1,6 @@
 internal import Dispatch
 internal import GRPCCore
 internal import Logging
-internal import Synchronization
 
 /// A gRPC call you drive directly: start it, write messages, finish or cancel it.
 ///
@@ -34,7 +33,7 @@ public final class GRPCCall2: Sendable {
   /// handler's queue: for the library's own async faces, whose callbacks only resume
   /// continuations.
   private let deliversInline: Bool
-  private let state: Mutex<Locked>
+  private let state: LockedValue<Locked>
 
   /// Everything behind the call's one lock.
   private struct Locked {
@@ -93,7 +92,7 @@ public final class GRPCCall2: Sendable {
     self.callOptions = callOptions
     self.handler = responseHandler
     self.deliversInline = deliveringInline
-    self.state = Mutex(Locked())
+    self.state = LockedValue(Locked())
     let (transportType, transport) = (callOptions.transportType, callOptions.transport)
     let globals = Self.globalInterceptors
     var factories =

@@ -1,7 +1,7 @@
 internal import Dispatch
 internal import Foundation
+internal import GRPCCallsInput
 internal import GRPCCore
-internal import Synchronization
 
 /// The bottom of a call's chain: turns the call's options into the core's and runs the RPC.
 ///
@@ -25,7 +25,7 @@ final class GRPCCall2Internal: Sendable {
   private let transportType: GRPCTransportType
   private let transport: GRPCTransportID?
   private let previous: any ResponseLink
-  private let state = Mutex(Locked())
+  private let state = LockedValue(Locked())
 
   private struct Locked {
     var machine = StateMachine()

@@ -1,3 +1,4 @@
+internal import GRPCCallsInput
 internal import GRPCCore
 
 /// The metadata a call sends: the options' initial metadata, the user agent and the token.
@@ -34,53 +35,14 @@ enum RequestMetadata {
     }
   }
 
-  /// `metadata` with upper-case ASCII in keys lowered (HTTP/2 sends keys in lower case; gRPC
-  /// Objective-C and grpc-java lower them too), after checking what gRPC allows, so that a bad
-  /// entry fails the call here with its name rather than as a reset stream: keys of ASCII
-  /// letters, digits, `-`, `_` and `.`; binary values only under keys ending in `-bin`; text
-  /// values of printable ASCII.
+  /// `metadata` with keys lowered, after checking what gRPC allows (see `MetadataCheck`).
+  ///
+  /// - Throws: `INVALID_ARGUMENT` naming the key or value HTTP/2 cannot carry.
   static func validated(_ metadata: Metadata) throws(GRPCError) -> Metadata {
-    var lowered = false
-    for (key, value) in metadata {
-      guard !key.isEmpty else {
-        throw Self.invalid("Invalid request metadata key '': a key must not be empty")
-      }
-      guard key.utf8.allSatisfy({ Self.isKeyByte($0) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else {
-        throw Self.invalid(
-          "Invalid request metadata key '\(key)': keys are ASCII letters, digits, '-', '_' and '.'"
-        )
-      }
-      lowered = lowered || !key.utf8.allSatisfy(Self.isKeyByte)
-      switch value {
-      case .binary where !key.lowercased().hasSuffix("-bin"):
-        throw Self.invalid(
-          "Request metadata key '\(key)' has a binary value: binary values need a key ending in -bin"
-        )
-      case .string(let text) where !key.lowercased().hasSuffix("-bin") && !text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }):
-        throw Self.invalid(
-          "Invalid value of request metadata key '\(key)': text values are printable ASCII; send other data "
-            + "as binary under a key ending in -bin"
-        )
-      default:
-        break
-      }
+    do {
+      return try MetadataCheck.validated(metadata)
+    } catch {
+      throw GRPCError(error)
     }
-    guard lowered else { return metadata }
-    return Metadata(metadata.map { (key: $0.key.lowercased(), value: $0.value) })
-  }
-
-  private static func isKeyByte(_ byte: UInt8) -> Bool {
-    switch byte {
-    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-      true
-    case UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
-      true
-    default:
-      false
-    }
-  }
-
-  private static func invalid(_ message: String) -> GRPCError {
-    GRPCError(code: .invalidArgument, message: message)
   }
 }

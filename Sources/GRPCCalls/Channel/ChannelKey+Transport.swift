@@ -1,4 +1,5 @@
 internal import Foundation
+internal import GRPCCallsInput
 internal import GRPCCore
 internal import GRPCNIOTransportHTTP2Posix
 internal import NIOCore

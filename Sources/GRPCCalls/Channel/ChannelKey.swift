@@ -1,4 +1,5 @@
 internal import Foundation
+internal import GRPCCallsInput
 internal import GRPCCore
 
 /// What makes two calls share a channel: the target and every channel-level option.
@@ -59,7 +60,7 @@ public struct ChannelKey: Hashable, Sendable {
   ///   argument is malformed, or the authority and host name override disagree.
   public init(host: String, options: GRPCCallOptions) throws(GRPCError) {
     let (options, extras) = try ChannelArgs.apply(to: options)
-    self.target = try HostTarget(parsing: host)
+    self.target = try HostTarget.parsed(host)
     switch options.transport {
     case GRPCTransportID.secure?:
       self.transportType = .tls

@@ -1,4 +1,3 @@
-internal import Synchronization
 
 /// The channel key last derived from one set of options (``GRPCCallOptions/channelKeyCache``).
 ///
@@ -7,7 +6,7 @@ internal import Synchronization
 /// value that still holds this cache. Deriving a key parses the host, applies the channel
 /// arguments and builds the user agent: work that belongs to the channel, not to each call.
 final class ChannelKeyCache: Sendable {
-  private let entry = Mutex<(host: String, key: ChannelKey)?>(nil)
+  private let entry = LockedValue<(host: String, key: ChannelKey)?>(nil)
 
   /// The key of a call to `host` with `options`, derived once per host.
   func key(host: String, options: GRPCCallOptions) throws(GRPCError) -> ChannelKey {

@@ -1,8 +1,8 @@
+internal import GRPCCallsInput
 internal import GRPCCore
 internal import GRPCNIOTransportHTTP2Posix
 internal import Logging
 internal import NIOPosix
-internal import Synchronization
 
 /// One channel of the pool: a `GRPCClient` on one transport to one target, with the settings
 /// of one ``ChannelKey``.
@@ -17,7 +17,7 @@ final class GRPCChannel: Sendable {
   /// it; `nil` for a registered transport, whose threads the pool does not know.
   let executor: EventLoopTaskExecutor?
   private let logger: Logger
-  private let runTask = Mutex<Task<Void, Never>?>(nil)
+  private let runTask = LockedValue<Task<Void, Never>?>(nil)
 
   /// - Parameters:
   ///   - key: The channel's settings.

@@ -1,5 +1,4 @@
 public import Logging
-internal import Synchronization
 
 /// Caches channels by ``ChannelKey`` so that calls with the same settings share a connection.
 ///
@@ -42,12 +41,12 @@ public final class GRPCChannelPool: Sendable {
   public static let shared = GRPCChannelPool()
 
   public let config: Config
-  private let state: Mutex<PoolState>
+  private let state: LockedValue<PoolState>
 
   /// Creates an empty pool.
   public init(config: Config = .defaults) {
     self.config = config
-    self.state = Mutex(PoolState(idleTimeout: config.idleTimeout))
+    self.state = LockedValue(PoolState(idleTimeout: config.idleTimeout))
   }
 
   /// The number of open channels.

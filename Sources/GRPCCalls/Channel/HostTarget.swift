@@ -1,90 +1,15 @@
+internal import GRPCCallsInput
 internal import GRPCCore
 internal import GRPCNIOTransportHTTP2Posix
 
-/// A call's `host` parsed into what the core resolves.
-///
-/// Accepted forms (README, "Options"): `name[:port]` and `[v6-literal][:port]` (no port means 443;
-/// an IP literal becomes an address target, a name a DNS one),
-/// or a target with a scheme: `dns:name[:port]` (also `dns:///name:port`),
-/// `ipv4:addr:port[,addr:port…]`, `ipv6:[addr]:port[,…]`, `unix:path`. Several addresses are
-/// balanced by the core's resolvers and load balancers, never by this library.
-enum HostTarget: Hashable, Sendable {
-  case dns(host: String, port: Int)
-  case ipv4([Address])
-  case ipv6([Address])
-  case unix(path: String)
-
-  struct Address: Hashable, Sendable {
-    var host: String
-    var port: Int
-  }
-
-  static let defaultPort = 443
-
-  /// Parses `host`, throwing `INVALID_ARGUMENT` with the reason when it is malformed.
-  init(parsing host: String) throws(GRPCError) {
-    func invalid(_ reason: String) -> GRPCError {
-      GRPCError(code: .invalidArgument, message: "Invalid host '\(host)': \(reason)")
+extension HostTarget {
+  /// `host` parsed, or `INVALID_ARGUMENT` saying what is wrong with it.
+  static func parsed(_ host: String) throws(GRPCError) -> HostTarget {
+    do {
+      return try HostTarget(parsing: host)
+    } catch {
+      throw GRPCError(error)
     }
-
-    if let scheme = Self.foreignScheme(in: host) {
-      throw invalid(
-        "'\(scheme)' is not a gRPC target scheme: use host:port, dns:, ipv4:, ipv6: or unix:"
-      )
-    }
-
-    if let rest = host.dropPrefix("unix:") {
-      let path = rest.dropPrefix("//") ?? rest
-      guard !path.isEmpty else { throw invalid("the unix socket path is empty") }
-      self = .unix(path: String(path))
-    } else if let rest = host.dropPrefix("ipv4:") {
-      self = .ipv4(try Self.addresses(rest, invalid: invalid))
-    } else if let rest = host.dropPrefix("ipv6:") {
-      self = .ipv6(try Self.addresses(rest, invalid: invalid))
-    } else if let rest = host.dropPrefix("dns:") {
-      // "dns:///name:port" names no DNS authority; "dns://authority/name" is not supported.
-      let name = rest.dropPrefix("///") ?? rest
-      guard !name.contains("/") else { throw invalid("a DNS authority is not supported") }
-      let address = try Self.address(name, invalid: invalid)
-      self = .dns(host: address.host, port: address.port)
-    } else {
-      // An IP literal needs no resolving, and must not become a TLS server name (SNI cannot
-      // carry an address): give it to the core as an address.
-      let address = try Self.address(Substring(host), invalid: invalid)
-      if address.host.contains(":") {
-        self = .ipv6([address])
-      } else if Self.isIPv4Literal(address.host) {
-        self = .ipv4([address])
-      } else {
-        self = .dns(host: address.host, port: address.port)
-      }
-    }
-  }
-
-  /// The scheme of a URL-like `host` (`http://…`, `grpc://…`, `https:name`) that is none of
-  /// ours: a scheme followed by `/`, or a common URL scheme. `name:port` is a host name.
-  private static func foreignScheme(in host: String) -> Substring? {
-    guard let colon = host.firstIndex(of: ":") else { return nil }
-    let scheme = host[..<colon]
-    let rest = host[host.index(after: colon)...]
-    guard let first = scheme.first, first.isLetter,
-      scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }),
-      !["unix", "ipv4", "ipv6", "dns"].contains(scheme)
-    else { return nil }
-    if !rest.isEmpty, rest.allSatisfy(\.isNumber) { return nil }  // a host named `grpc`, a port
-    let urlSchemes: Set<Substring> = ["http", "https", "grpc", "grpcs", "tcp", "xds"]
-    return rest.hasPrefix("/") || urlSchemes.contains(scheme.lowercased()[...]) ? scheme : nil
-  }
-
-  private static func isIPv4Literal(_ host: String) -> Bool {
-    let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-    return parts.count == 4 && parts.allSatisfy { $0.count <= 3 && UInt8($0) != nil }
-  }
-
-  /// The DNS name a TLS certificate is verified against; `nil` for an address or socket path.
-  var hostName: String? {
-    if case .dns(let host, _) = self { return host }
-    return nil
   }
 
   /// The target the core's name resolvers understand.
@@ -100,86 +25,6 @@ enum HostTarget: Hashable, Sendable {
       return .unixDomainSocket(path: path)
     }
   }
-
-  private static func addresses(
-    _ list: Substring,
-    invalid: (String) -> GRPCError
-  ) throws(GRPCError) -> [Address] {
-    let parts = list.split(separator: ",", omittingEmptySubsequences: false)
-    guard !list.isEmpty else { throw invalid("no address is given") }
-    var addresses: [Address] = []
-    for part in parts {
-      addresses.append(try Self.address(part, invalid: invalid))
-    }
-    return addresses
-  }
-
-  /// Splits `name[:port]` or `[v6]:port`; no port means 443.
-  private static func address(
-    _ text: Substring,
-    invalid: (String) -> GRPCError
-  ) throws(GRPCError) -> Address {
-    var name = text
-    var portText: Substring?
-    if text.hasPrefix("[") {
-      guard let close = text.firstIndex(of: "]") else { throw invalid("unterminated '['") }
-      name = text[text.index(after: text.startIndex)..<close]
-      let after = text[text.index(after: close)...]
-      if !after.isEmpty {
-        guard after.hasPrefix(":") else { throw invalid("unexpected text after ']'") }
-        portText = after.dropFirst()
-      }
-    } else if let colon = text.lastIndex(of: ":") {
-      guard text.firstIndex(of: ":") == colon else {
-        throw invalid("an IPv6 address must be written in brackets, as [::1]:443")
-      }
-      name = text[..<colon]
-      portText = text[text.index(after: colon)...]
-    }
-    guard !name.isEmpty else { throw invalid("the host name is empty") }
-    // No name or address holds these; a resolver would only say it found nothing.
-    guard !name.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
-    else {
-      throw invalid("the host name contains a space or a control character")
-    }
-    var port = Self.defaultPort
-    if let portText {
-      guard let value = Int(portText) else {
-        throw invalid("'\(portText)' is not a port number")
-      }
-      guard (0...65535).contains(value) else {
-        throw invalid("port \(value) is out of range: ports are 0 to 65535")
-      }
-      port = value
-    }
-    return Address(host: String(name), port: port)
-  }
-}
-
-extension StringProtocol {
-  fileprivate func dropPrefix(_ prefix: String) -> Substring? {
-    guard self.hasPrefix(prefix) else { return nil }
-    return Substring(self.dropFirst(prefix.count))
-  }
-}
-
-extension HostTarget: CustomStringConvertible {
-  /// The target as a host string that parses back to it: `name:port`, `127.0.0.1:port`,
-  /// `[::1]:port`, `ipv4:a:p,b:q`, `unix:path`.
-  var description: String {
-    switch self {
-    case .dns(let host, let port):
-      return "\(host):\(port)"
-    case .ipv4(let addresses):
-      let list = addresses.map { "\($0.host):\($0.port)" }.joined(separator: ",")
-      return addresses.count == 1 ? list : "ipv4:\(list)"
-    case .ipv6(let addresses):
-      let list = addresses.map { "[\($0.host)]:\($0.port)" }.joined(separator: ",")
-      return addresses.count == 1 ? list : "ipv6:\(list)"
-    case .unix(let path):
-      return "unix:\(path)"
-    }
-  }
 }
 
 extension GRPCRequestOptions {
@@ -188,6 +33,6 @@ extension GRPCRequestOptions {
   ///
   /// - Throws: `INVALID_ARGUMENT` naming what is wrong with a malformed host.
   package static func normalizedHost(_ host: String) throws(GRPCError) -> String {
-    try HostTarget(parsing: host).description
+    try HostTarget.parsed(host).description
   }
 }

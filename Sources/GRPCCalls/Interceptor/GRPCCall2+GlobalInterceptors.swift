@@ -1,8 +1,7 @@
-internal import Synchronization
 
 extension GRPCCall2 {
   /// The global interceptors, in the order they were registered.
-  private static let globalFactories = Mutex<[any GRPCInterceptorFactory]>([])
+  private static let globalFactories = LockedValue<[any GRPCInterceptorFactory]>([])
 
   /// Adds an interceptor to every call made from now on (gRFC L55).
   ///

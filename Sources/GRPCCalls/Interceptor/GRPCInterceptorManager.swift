@@ -1,7 +1,6 @@
 internal import Dispatch
 internal import Foundation
 public import GRPCCore
-internal import Synchronization
 
 /// Connects one interceptor to its neighbours in a call's chain (gRFC L50).
 ///
@@ -29,7 +28,7 @@ public final class GRPCInterceptorManager: Sendable {
   /// Runs the interceptor's events; targets the interceptor's queue once it exists.
   let queue: DispatchQueue
   private let queueKey = DispatchSpecificKey<Void>()
-  private let state: Mutex<State>
+  private let state: LockedValue<State>
 
   private struct State {
     var machine = StateMachine()
@@ -72,7 +71,7 @@ public final class GRPCInterceptorManager: Sendable {
 
   init(rest: InterceptorChain, previous: any ResponseLink) {
     self.queue = DispatchQueue(label: "grpc-calls.interceptor-manager", attributes: .initiallyInactive)
-    self.state = Mutex(State(previous: previous, rest: rest))
+    self.state = LockedValue(State(previous: previous, rest: rest))
     self.queue.setSpecific(key: self.queueKey, value: ())
   }
 

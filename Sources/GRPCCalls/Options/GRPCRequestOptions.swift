@@ -1,3 +1,4 @@
+internal import GRPCCallsInput
 internal import GRPCCore
 /// Where a call goes: the server, the method and the method's safety.
 ///

@@ -1,19 +1,7 @@
+internal import GRPCCallsInput
 internal import GRPCCore
-internal import Synchronization
 
-/// A method path split into its service and method: `/package.Service/Method`.
-struct MethodPath: Hashable, Sendable {
-  var service: String
-  var method: String
-
-  init?(_ path: String) {
-    guard path.first == "/" else { return nil }
-    let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
-    guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return nil }
-    self.service = String(parts[0])
-    self.method = String(parts[1])
-  }
-
+extension MethodPath {
   /// The core's descriptor for `path`.
   ///
   /// - Throws: `INVALID_ARGUMENT` when `path` is not `/service/method` (an interceptor may have
@@ -39,5 +27,5 @@ struct MethodPath: Hashable, Sendable {
   }
 
   /// The descriptors of the paths called so far: parsed once per method, not once per call.
-  private static let descriptors = Mutex<[String: MethodDescriptor]>([:])
+  private static let descriptors = LockedValue<[String: MethodDescriptor]>([:])
 }

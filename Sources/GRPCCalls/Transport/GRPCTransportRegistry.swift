@@ -1,4 +1,3 @@
-internal import Synchronization
 
 /// Transport factories by ID, for ``GRPCCallOptions/transport``.
 ///
@@ -13,7 +12,7 @@ public final class GRPCTransportRegistry: Sendable {
   /// The registry calls use.
   public static let shared = GRPCTransportRegistry()
 
-  private let factories = Mutex<[GRPCTransportID: any GRPCTransportFactory]>([:])
+  private let factories = LockedValue<[GRPCTransportID: any GRPCTransportFactory]>([:])
 
   /// Creates an empty registry.
   public init() {}

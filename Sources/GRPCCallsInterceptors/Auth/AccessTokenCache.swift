@@ -1,5 +1,5 @@
 internal import Foundation
-internal import Synchronization
+internal import GRPCCalls
 
 /// One token for every call that shares a ``GRPCTokenRefreshInterceptorFactory``: fetched at
 /// most once at a time (the calls that need it meanwhile wait for the same fetch), and kept
@@ -24,7 +24,7 @@ final class AccessTokenCache: Sendable {
     case wait(Task<GRPCAccessToken, any Error>)
   }
 
-  private let state = Mutex(State.empty)
+  private let state = LockedValue(State.empty)
   private let source: Source
   private let refreshMargin: TimeInterval
   private let now: @Sendable () -> Date

@@ -1,6 +1,6 @@
 internal import Foundation
+internal import GRPCCalls
 internal import GRPCCore
-internal import Synchronization
 
 /// The responses a ``GRPCResponseCacheInterceptorFactory`` keeps: in memory, bounded in entries
 /// and bytes, the least recently used evicted first.
@@ -33,7 +33,7 @@ final class ResponseCache: Sendable {
     }
   }
 
-  private let state = Mutex(State())
+  private let state = LockedValue(State())
   private let maxEntries: Int
   private let maxBytes: Int
 

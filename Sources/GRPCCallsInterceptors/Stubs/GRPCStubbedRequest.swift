@@ -1,5 +1,5 @@
+internal import GRPCCalls
 public import GRPCCore
-internal import Synchronization
 
 /// A call a ``GRPCStubInterceptorFactory`` saw: its path, request metadata and messages.
 public struct GRPCStubbedRequest: Sendable {
@@ -15,7 +15,7 @@ public struct GRPCStubbedRequest: Sendable {
 
 /// The calls every interceptor of one factory saw, in the order they half-closed.
 final class StubRequestLog: Sendable {
-  private let requests = Mutex<[GRPCStubbedRequest]>([])
+  private let requests = LockedValue<[GRPCStubbedRequest]>([])
 
   func append(_ request: GRPCStubbedRequest) {
     self.requests.withLock { $0.append(request) }

@@ -1,9 +1,8 @@
 public import GRPCCalls
-internal import Synchronization
 
 /// Holds a call so that a callback created before it can reach it (e.g. to cancel it).
 public final class CallBox: Sendable {
-  private let storage = Mutex<GRPCCall2?>(nil)
+  private let storage = LockedValue<GRPCCall2?>(nil)
 
   public init() {}
 

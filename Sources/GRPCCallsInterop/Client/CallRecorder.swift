@@ -2,7 +2,6 @@ public import Dispatch
 public import Foundation
 public import GRPCCalls
 public import GRPCCore
-internal import Synchronization
 
 /// A response handler that records everything a call delivers, for checks and for waiting.
 ///
@@ -22,7 +21,7 @@ public final class CallRecorder: GRPCResponseHandler {
 
   public let dispatchQueue: DispatchQueue
   private let queueKey = DispatchSpecificKey<UInt8>()
-  private let state = Mutex(State())
+  private let state = LockedValue(State())
   private let onMessage: (@Sendable (_ message: Data, _ index: Int) -> Void)?
   private let onClose: (@Sendable (Close) -> Void)?
 

@@ -3,7 +3,6 @@ internal import GRPCCalls
 internal import GRPCCore
 internal import GRPCProtoCalls
 internal import SwiftProtobuf
-internal import Synchronization
 
 /// The standard cases through the generated client's callback methods (L38's face).
 extension InteropClient {
@@ -60,7 +59,7 @@ extension InteropClient {
       call.cancel()
       try await recorder.expectClose(.cancelled, message: "Canceled by app")
     case .cancelAfterFirstResponse:
-      let box = Mutex<GRPCStreamingProtoCall<Grpc_Testing_StreamingOutputCallRequest, Grpc_Testing_StreamingOutputCallResponse>?>(nil)
+      let box = LockedValue<GRPCStreamingProtoCall<Grpc_Testing_StreamingOutputCallRequest, Grpc_Testing_StreamingOutputCallResponse>?>(nil)
       let cancelling = ProtoCallRecorder { index in
         if index == 0 { box.withLock { $0 }?.cancel() }
       }

@@ -2,7 +2,6 @@ internal import Foundation
 internal import GRPCCalls
 internal import GRPCCore
 internal import GRPCLegacy
-internal import Synchronization
 
 /// The standard cases through the generated client's v1 methods (gRPC Objective-C's pre-L38
 /// API, GRPCLegacy): requests from GRX writers, responses to v1 handlers.
@@ -54,7 +53,7 @@ extension InteropClient {
       let stopped = await recorder.wait { _ in pipe.state == .finished }
       try self.check(stopped, "the requests writer was not stopped: \(pipe.state)")
     case .cancelAfterFirstResponse:
-      let box = Mutex<GRPCProtoCall?>(nil)
+      let box = LockedValue<GRPCProtoCall?>(nil)
       let recorder = LegacyRecorder<Grpc_Testing_StreamingOutputCallResponse> { index in
         if index == 0 { box.withLock { $0 }?.cancel() }
       }

@@ -1,11 +1,10 @@
 public import GRPCCalls
 public import GRPCCore
-internal import Synchronization
 
 /// Records what a v1 (GRPCLegacy) call's handler gets: responses, then one end, and whether
 /// anything came after the end.
 public final class LegacyRecorder<Response: Sendable>: Sendable {
-  private let state = Mutex(State())
+  private let state = LockedValue(State())
   private let onResponse: (@Sendable (Int) -> Void)?
 
   private struct State {

@@ -3,12 +3,11 @@ public import GRPCCalls
 public import GRPCCore
 public import GRPCProtoCalls
 public import SwiftProtobuf
-internal import Synchronization
 
 /// A proto response handler that records what a call delivers, for checks and for waiting.
 public final class ProtoCallRecorder: GRPCProtoResponseHandler {
   public let dispatchQueue = DispatchQueue(label: "grpc-calls.proto-recorder")
-  private let state = Mutex(State())
+  private let state = LockedValue(State())
   private let onMessage: (@Sendable (Int) -> Void)?
 
   private struct State {

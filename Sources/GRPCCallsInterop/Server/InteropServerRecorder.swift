@@ -1,5 +1,5 @@
+internal import GRPCCalls
 public import GRPCCore
-internal import Synchronization
 
 /// What the interop server saw: connections and the request metadata of every RPC.
 ///
@@ -25,7 +25,7 @@ public final class InteropServerRecorder: Sendable {
     var attempts: [String: Int] = [:]
   }
 
-  private let state = Mutex(State())
+  private let state = LockedValue(State())
 
   /// Request metadata `<n>/<id>`: the first `n` RPCs carrying the same `id` fail with
   /// UNAVAILABLE ("attempt k fails on purpose"), so tests can exercise retries.

@@ -2,7 +2,6 @@ public import Dispatch
 public import Foundation
 public import GRPCCalls
 public import GRPCCore
-internal import Synchronization
 
 /// gRPC Objective-C's v1 call: a ``GRXWriter`` of response messages (`Data`) that reads its
 /// requests from another writer; each one runs as a `GRPCCall2`.
@@ -40,7 +39,7 @@ public class GRPCCall: GRXWriter, @unchecked Sendable {
   private let channelPool: GRPCChannelPool
   /// Set by ``GRPCProtoCall``: requests are messages, responses parsed as this type.
   private let protobuf: V1ProtobufMarshaller?
-  private let locked = Mutex(Locked())
+  private let locked = LockedValue(Locked())
 
   private struct Locked {
     var requestHeaders = Metadata()

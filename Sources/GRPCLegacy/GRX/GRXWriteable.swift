@@ -1,6 +1,5 @@
 internal import GRPCCalls
 internal import GRPCCore
-internal import Synchronization
 
 /// What a ``GRXWriter`` writes to (gRPC Objective-C's `GRXWriteable`).
 ///
@@ -26,7 +25,7 @@ public protocol GRXWriteable: AnyObject, Sendable {
 public final class GRXHandlerWriteable: GRXWriteable {
   private let handlers: Handlers
   /// Whether the single handler has been called (it is called once).
-  private let singleCalled = Mutex(false)
+  private let singleCalled = LockedValue(false)
 
   private enum Handlers: Sendable {
     case values(

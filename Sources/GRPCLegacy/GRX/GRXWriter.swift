@@ -1,6 +1,5 @@
 internal import GRPCCalls
 internal import GRPCCore
-internal import Synchronization
 
 /// A source of values that pushes them into a ``GRXWriteable`` (gRPC Objective-C's
 /// `GRXWriter`), which a v1 call reads its requests from and writes its responses to.
@@ -23,7 +22,7 @@ open class GRXWriter: @unchecked Sendable {
     var writeable: (any GRXWriteable)?
   }
 
-  private let storage = Mutex(Storage())
+  private let storage = LockedValue(Storage())
 
   /// A writer that writes nothing until a subclass emits.
   public init() {}

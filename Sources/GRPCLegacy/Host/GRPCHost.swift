@@ -1,7 +1,6 @@
 public import GRPCCalls
 internal import GRPCCore
 internal import Foundation
-internal import Synchronization
 
 /// The settings of one host, as gRPC Objective-C's `GRPCHost` kept them for its per-host class
 /// setters; a v1 call made without call options reads them when it starts.
@@ -18,14 +17,14 @@ internal import Synchronization
 public final class GRPCHost: Sendable {
   /// The host as `name:port` (`[v6]:port` for an IPv6 address; port 443 when none was given).
   public let address: String
-  private let state: Mutex<GRPCHostSettings>
+  private let state: LockedValue<GRPCHostSettings>
 
   /// Every host with settings, process-wide.
   static let table = Table()
 
   /// Hosts by normalized address, made on first use.
   final class Table: Sendable {
-    private let hosts = Mutex<[String: GRPCHost]>([:])
+    private let hosts = LockedValue<[String: GRPCHost]>([:])
 
     func host(_ normalized: String) -> GRPCHost {
       self.hosts.withLock { hosts in
@@ -43,7 +42,7 @@ public final class GRPCHost: Sendable {
 
   private init(address: String) {
     self.address = address
-    self.state = Mutex(GRPCHostSettings())
+    self.state = LockedValue(GRPCHostSettings())
   }
 
   /// The host `address` names, made on first use.

@@ -1,7 +1,6 @@
 public import GRPCCalls
 public import GRPCProtoCalls
 public import SwiftProtobuf
-internal import Synchronization
 
 /// gRPC Objective-C's v1 proto call (`GRPCProtoCall`, née `ProtoRPC`): a ``GRPCCall`` that
 /// sends the protobuf messages its requests writer produces and hands its writeable the
@@ -16,12 +15,12 @@ internal import Synchronization
 /// call.start()
 /// ```
 public final class GRPCProtoCall: GRPCCall, @unchecked Sendable {
-  // @unchecked: the only added mutable state is behind its Mutex.
+  // @unchecked: the only added mutable state is behind its lock.
 
   /// The type responses are parsed as.
   public let responseClass: any SwiftProtobuf.Message.Type
   /// The writeable given at init, until ``start()`` hands it over.
-  private let pendingWriteable: Mutex<(any GRXWriteable)?>
+  private let pendingWriteable: LockedValue<(any GRXWriteable)?>
 
   /// Creates a call of `method` on `host`; nothing is sent until ``start()``.
   ///
@@ -45,7 +44,7 @@ public final class GRPCProtoCall: GRPCCall, @unchecked Sendable {
     channelPool: GRPCChannelPool = .shared
   ) {
     self.responseClass = responseClass
-    self.pendingWriteable = Mutex(responsesWriteable)
+    self.pendingWriteable = LockedValue(responsesWriteable)
     super.init(
       host: host,
       path: method.path,

@@ -1,6 +1,5 @@
 public import GRPCCalls
 internal import GRPCCore
-internal import Synchronization
 
 /// The typed handlers of generated v1 methods: gRPC Objective-C's `(Response *, NSError *)`
 /// blocks, with the response type and `GRPCError` spelled out.
@@ -48,7 +47,7 @@ extension GRXHandlerWriteable {
 
 /// The first response of a unary-style v1 call, kept until the call ends.
 private final class FirstResponse<Response: Sendable>: Sendable {
-  let value = Mutex<Response?>(nil)
+  let value = LockedValue<Response?>(nil)
 }
 
 extension GRPCError {

@@ -2,7 +2,6 @@ internal import Dispatch
 internal import GRPCCalls
 internal import GRPCCore
 internal import SwiftProtobuf
-internal import Synchronization
 
 /// Turns a call's callbacks into `async` reads and writes.
 ///
@@ -18,8 +17,8 @@ final class AsyncCallBridge<Response: SwiftProtobuf.Message>: GRPCResponseHandle
   /// Never used: the call delivers inline.
   var dispatchQueue: DispatchQueue { .global() }
   let flowControlled: Bool
-  private let state = Mutex(State())
-  private let callBox = Mutex<GRPCCall2?>(nil)
+  private let state = LockedValue(State())
+  private let callBox = LockedValue<GRPCCall2?>(nil)
 
   private enum ReadStep {
     case resume(Result<Response?, any Error>)

@@ -1,8 +1,8 @@
-internal import Synchronization
+internal import GRPCCalls
 
 /// Records the time between successive laps, in microseconds.
 final class LapTimer: Sendable {
-  private let state = Mutex<(last: ContinuousClock.Instant, laps: [UInt64])>((.now, []))
+  private let state = LockedValue<(last: ContinuousClock.Instant, laps: [UInt64])>((.now, []))
 
   func lap() {
     let now = ContinuousClock.now

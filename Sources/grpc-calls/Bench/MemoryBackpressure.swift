@@ -1,7 +1,6 @@
 internal import Dispatch
 internal import Foundation
 internal import GRPCCalls
-internal import Synchronization
 
 /// `memory-backpressure`: the client's peak memory while a large server stream is read slowly,
 /// with flow control on and off.
@@ -66,7 +65,7 @@ enum MemoryBackpressure {
     box.call = call
 
     let baseline = ResourceUsage.residentBytes()
-    let peak = Mutex(baseline)
+    let peak = LockedValue(baseline)
     let sampler = Task {
       while !Task.isCancelled {
         let now = ResourceUsage.residentBytes()
@@ -92,7 +91,7 @@ enum MemoryBackpressure {
 
 /// Lets the handler, made before the call, reach the call.
 final class CallHolder: Sendable {
-  private let storage = Mutex<GRPCCall2?>(nil)
+  private let storage = LockedValue<GRPCCall2?>(nil)
 
   var call: GRPCCall2? {
     get { self.storage.withLock { $0 } }

@@ -1,5 +1,5 @@
 internal import Foundation
-internal import Synchronization
+internal import GRPCCalls
 
 /// `soak`: calls of every face, several at a time, for a long while (10 minutes by default);
 /// the process's resident memory is read every few seconds and must stay flat.
@@ -120,7 +120,7 @@ enum SoakScenario {
 
 /// Calls made and failed by the soak's callers.
 private final class SoakTally: Sendable {
-  private let state = Mutex<(calls: Int, failures: Int, first: String?)>((0, 0, nil))
+  private let state = LockedValue<(calls: Int, failures: Int, first: String?)>((0, 0, nil))
 
   func record(_ failure: String?) {
     self.state.withLock { state in

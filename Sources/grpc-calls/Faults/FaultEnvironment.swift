@@ -1,13 +1,13 @@
 internal import Foundation
+internal import GRPCCalls
 internal import GRPCCallsInterop
 internal import GRPCCallsTestSupport
-internal import Synchronization
 
 /// What a fault scenario acts on: the proxy the calls go through, and the server behind it (in
 /// this process, or in a child process that can be killed), with a spare to take over.
 final class FaultEnvironment: Sendable {
   let proxy: FaultProxy
-  private let servers: Mutex<Servers>
+  private let servers: LockedValue<Servers>
 
   private struct Servers: @unchecked Sendable {
     // `ServerProcess` wraps a `Process`; it is only touched under this mutex.
@@ -19,7 +19,7 @@ final class FaultEnvironment: Sendable {
 
   private init(proxy: FaultProxy, servers: Servers) {
     self.proxy = proxy
-    self.servers = Mutex(servers)
+    self.servers = LockedValue(servers)
   }
 
   /// Starts the server (in a child process when `childProcess`) and a proxy in front of it.

@@ -3,7 +3,6 @@ internal import GRPCCalls
 internal import GRPCCallsInterop
 internal import GRPCCore
 internal import SwiftProtobuf
-internal import Synchronization
 
 /// A steady load of small unary calls, a fixed number in flight, each recorded: when it started
 /// and ended, and how. What `grpc-calls faults` measures a fault against.
@@ -18,7 +17,7 @@ final class ProbeLoad: Sendable {
   }
 
   private let client: InteropClient
-  private let state = Mutex((records: [Record](), stopped: false))
+  private let state = LockedValue((records: [Record](), stopped: false))
 
   init(client: InteropClient) {
     self.client = client

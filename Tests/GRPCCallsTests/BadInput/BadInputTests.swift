@@ -33,6 +33,14 @@ struct BadInputTests {
     ("dns:", "Invalid host 'dns:': the host name is empty"),
     (" ", "Invalid host ' ': the host name contains a space or a control character"),
     ("a\tb:1", "Invalid host 'a\tb:1': the host name contains a space or a control character"),
+    (
+      "example.com/api:443",
+      "Invalid host 'example.com/api:443': the host name contains '/': write name[:port], [IPv6]:port, or a list after ipv4: or ipv6:"
+    ),
+    (
+      "ipv4:localhost:50051",
+      "Invalid host 'ipv4:localhost:50051': 'localhost' is not an IPv4 address: ipv4: takes addresses such as 10.0.0.1:50051 (use dns: for names)"
+    ),
   ]
 
   @Test("malformed hosts and ports out of range fail the call with INVALID_ARGUMENT naming the host, word for word", arguments: Self.badHosts)

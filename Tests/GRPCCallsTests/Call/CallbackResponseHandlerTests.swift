@@ -4,7 +4,6 @@ import GRPCCalls
 import GRPCCallsInterop
 import GRPCCallsTestSupport
 import GRPCCore
-import Synchronization
 import Testing
 
 @Suite("Closure-based response handler")
@@ -12,7 +11,7 @@ struct CallbackResponseHandlerTests {
   @Test("an unlabeled trailing closure receives the messages; onClose the close")
   func trailingClosureShape() async throws {
     try await withTestServer { server in
-      let seen = Mutex<(messages: [Data], headers: Int, closes: [GRPCError?])>(([], 0, []))
+      let seen = LockedValue<(messages: [Data], headers: Int, closes: [GRPCError?])>(([], 0, []))
       let handler = GRPCCallbackResponseHandler(queue: DispatchQueue(label: "callbacks")) { data in
         seen.withLock { $0.messages.append(data as? Data ?? Data()) }
       } onClose: { _, error in

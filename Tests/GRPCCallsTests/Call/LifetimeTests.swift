@@ -4,7 +4,6 @@ import GRPCCalls
 import GRPCCallsInterop
 import GRPCCallsTestSupport
 import GRPCCore
-import Synchronization
 import Testing
 
 /// Call objects and interceptor chains are freed after their close.
@@ -77,7 +76,7 @@ final class WeakBox: Sendable {
     weak var manager: GRPCInterceptorManager?
   }
 
-  private let refs = Mutex(Refs())
+  private let refs = LockedValue(Refs())
 
   func setCall(_ call: GRPCCall2) {
     self.refs.withLock { $0.call = call }

@@ -3,7 +3,6 @@ import GRPCCalls
 import GRPCCallsInterop
 import GRPCCallsTestSupport
 import GRPCCore
-import Synchronization
 import Testing
 
 @Suite("Metadata and auth")
@@ -152,7 +151,7 @@ struct MetadataTests {
 }
 
 final class CountingTokenProvider: GRPCAuthorizationProvider {
-  private let count = Mutex(0)
+  private let count = LockedValue(0)
   private let token: String?
 
   init(token: String?) {

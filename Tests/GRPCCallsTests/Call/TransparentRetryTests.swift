@@ -4,7 +4,6 @@ import GRPCCallsInterop
 import GRPCCallsTestSupport
 import GRPCCore
 import GRPCNIOTransportHTTP2Posix
-import Synchronization
 import Testing
 
 /// gRFC A6 transparent retry: a call that failed before its stream opened is tried once more,
@@ -133,10 +132,10 @@ final class FailingStreams: ClientTransport {
   static let message = "injected: the connection went away before the stream opened"
 
   let base: HTTP2ClientTransport.Posix
-  private let state: Mutex<(failures: Int, attempts: Int)>
+  private let state: LockedValue<(failures: Int, attempts: Int)>
 
   init(failures: Int, port: Int) {
-    self.state = Mutex((failures, 0))
+    self.state = LockedValue((failures, 0))
     self.base = try! HTTP2ClientTransport.Posix(
       target: .ipv4(address: "127.0.0.1", port: port),
       transportSecurity: .plaintext

@@ -1,3 +1,4 @@
+import GRPCCallsInput
 import GRPCCore
 import Testing
 
@@ -32,11 +33,15 @@ struct HostTargetTests {
 
   @Test(
     "malformed hosts throw INVALID_ARGUMENT naming the host",
-    arguments: ["host:notaport", "host:70000", "::1", "[::1", "unix:", "ipv4:", ":80", "dns://auth/x"]
+    arguments: [
+      "host:notaport", "host:70000", "::1", "[::1", "unix:", "ipv4:", ":80", "dns://auth/x",
+      // Address schemes take addresses: the core would only fail to connect, naming none.
+      "ipv4:example.com:80", "ipv4:+1.2.3.4:80", "ipv6:[example.com]:80", "[1:2:zz]:80",
+    ]
   )
   func rejects(host: String) {
     #expect {
-      try HostTarget(parsing: host)
+      try HostTarget.parsed(host)
     } throws: { error in
       guard let error = error as? GRPCError else { return false }
       return error.code == .invalidArgument && error.message.contains(host)
@@ -54,7 +59,7 @@ struct HostTargetTests {
   )
   func refusesURLSchemes(host: String, scheme: String) {
     #expect {
-      try HostTarget(parsing: host)
+      try HostTarget.parsed(host)
     } throws: { error in
       (error as? GRPCError)?.message
         == "Invalid host '\(host)': '\(scheme)' is not a gRPC target scheme: "
@@ -82,5 +87,17 @@ struct HostTargetTests {
       try ChannelKey(host: "example.com", options: options)
         == ChannelKey(host: "example.com:443", options: options)
     )
+  }
+
+  @Test(
+    "a target prints as a host that parses back to it, even names that read as something else",
+    arguments: [
+      "example.com", "dns:1.2.3.4", "dns:[::1]:80", "dns:unix:80", "dns:ipv4:1", "unix:////tmp/s",
+      "unix:/tmp/s", "ipv4:10.0.0.1:1,10.0.0.2:2", "[fe80::1%eth0]:8", "ipv6:[::1]:1,[::2]:2",
+    ]
+  )
+  func printsBack(host: String) throws {
+    let target = try HostTarget(parsing: host)
+    #expect(try HostTarget(parsing: target.description) == target, "\(target.description)")
   }
 }

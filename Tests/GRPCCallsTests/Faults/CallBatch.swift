@@ -3,7 +3,6 @@ import GRPCCalls
 import GRPCCallsInterop
 import GRPCCallsTestSupport
 import GRPCCore
-import Synchronization
 import Testing
 
 /// Runs many calls of one method, a fixed number at a time, and keeps each call's recorder, so
@@ -18,8 +17,8 @@ struct CallBatch: Sendable {
   /// Counts closes as they are delivered (a second close of one call counts again, which
   /// ``expectEachClosedOnce(_:with:sourceLocation:)`` then reports).
   final class Progress: Sendable {
-    private let counts = Mutex((closed: 0, failed: 0))
-    private let starts = Mutex<[ContinuousClock.Instant]>([])
+    private let counts = LockedValue((closed: 0, failed: 0))
+    private let starts = LockedValue<[ContinuousClock.Instant]>([])
 
     /// When each call was started, in the order the calls were made.
     var startTimes: [ContinuousClock.Instant] { self.starts.withLock { $0 } }

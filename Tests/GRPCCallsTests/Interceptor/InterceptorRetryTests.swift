@@ -5,7 +5,6 @@ import GRPCCallsInterop
 import GRPCCallsTestSupport
 import GRPCCore
 import SwiftProtobuf
-import Synchronization
 import Testing
 
 @Suite("Interceptor retries over loopback")
@@ -16,7 +15,7 @@ struct InterceptorRetryTests {
       let id = UUID().uuidString
       var options = server.options
       options.initialMetadata.addString("2/\(id)", forKey: InteropServerRecorder.failAttemptsKey)
-      let made = Mutex<[RetryingInterceptor]>([])
+      let made = LockedValue<[RetryingInterceptor]>([])
       options.interceptorFactories = [
         GRPCClosureInterceptorFactory { manager in
           let interceptor = RetryingInterceptor(manager: manager, maxAttempts: maxAttempts)

@@ -4,7 +4,6 @@ import GRPCCalls
 import GRPCCallsInterop
 import GRPCCore
 import SwiftProtobuf
-import Synchronization
 
 /// Rewrites the request and call options the rest of the chain starts with.
 final class StartRewritingInterceptor: GRPCInterceptor, @unchecked Sendable {
@@ -30,7 +29,7 @@ final class StartRewritingInterceptor: GRPCInterceptor, @unchecked Sendable {
 }
 
 final class HijackCounter: Sendable {
-  private let count = Mutex(0)
+  private let count = LockedValue(0)
   var fabricated: Int { self.count.withLock { $0 } }
   func add() { self.count.withLock { $0 += 1 } }
 }

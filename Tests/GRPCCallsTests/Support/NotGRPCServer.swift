@@ -5,7 +5,6 @@ import NIOCore
 import NIOHPACK
 import NIOHTTP2
 import NIOPosix
-import Synchronization
 import Testing
 
 /// A server on 127.0.0.1 that is not a gRPC server: an HTTP/1.1 server, or an HTTP/2 server
@@ -133,7 +132,7 @@ private final class HTTP2Answer: ChannelInboundHandler {
 
 /// Counts streams across connections; returns each stream's index.
 fileprivate final class StreamCounter: Sendable {
-  let value = Mutex(0)
+  let value = LockedValue(0)
 
   @discardableResult
   func count() -> Int {

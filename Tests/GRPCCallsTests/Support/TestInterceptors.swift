@@ -8,7 +8,7 @@ import Synchronization
 
 /// Events that interceptors saw, as "name.event", in the order they ran across the chain.
 final class InterceptorLog: Sendable {
-  private let entries = Mutex<[String]>([])
+  private let entries = LockedValue<[String]>([])
 
   var all: [String] { self.entries.withLock { $0 } }
 
@@ -134,7 +134,7 @@ final class CountingInterceptor: GRPCInterceptor, @unchecked Sendable {
 /// Collects whatever a call delivers, typed messages included.
 final class TypedCollector: GRPCResponseHandler {
   let dispatchQueue = DispatchQueue(label: "typed-collector")
-  private let state = Mutex<(messages: [any Sendable], close: CallRecorder.Close?)>(([], nil))
+  private let state = LockedValue<(messages: [any Sendable], close: CallRecorder.Close?)>(([], nil))
 
   var messages: [any Sendable] { self.state.withLock { $0.messages } }
 

@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(Glibc)
+import GRPCCalls
 import Glibc
 #endif
-import Synchronization
 import Testing
 
 /// The `grpc-calls` tool run as a child process, with its output read line by line.
@@ -12,7 +12,7 @@ import Testing
 final class ToolProcess: Sendable {
   private let process: Process
   private let input: Pipe
-  private let output = Mutex(Data())
+  private let output = LockedValue(Data())
 
   /// Starts `grpc-calls` with `arguments`.
   init(_ arguments: [String]) throws {

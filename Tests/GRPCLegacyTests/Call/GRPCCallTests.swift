@@ -4,7 +4,6 @@ import GRPCCallsInterop
 import GRPCCallsTestSupport
 import GRPCCore
 import SwiftProtobuf
-import Synchronization
 import Testing
 
 @testable import GRPCLegacy
@@ -15,7 +14,7 @@ import Testing
 struct GRPCCallTests {
   /// Collects what a v1 call wrote, and waits for its end.
   final class Collector: Sendable {
-    private let state = Mutex<(values: [Data], end: GRPCError??)>(([], nil))
+    private let state = LockedValue<(values: [Data], end: GRPCError??)>(([], nil))
 
     var writeable: GRXHandlerWriteable {
       GRXHandlerWriteable(
@@ -113,8 +112,8 @@ struct GRPCCallTests {
       }
       let pipe = GRXBufferedPipe()
       pipe.writeValue(requests[0])
-      let received = Mutex<[Int]>([])
-      let end = Mutex<GRPCError??>(nil)
+      let received = LockedValue<[Int]>([])
+      let end = LockedValue<GRPCError??>(nil)
       let writeable = GRXHandlerWriteable(
         valueHandler: { value in
           let size = (try? Grpc_Testing_StreamingOutputCallResponse(serializedBytes: value as! Data))?.payload.body.count ?? -1
@@ -231,8 +230,8 @@ struct GRPCCallTests {
         callOptions: options,
         channelPool: server.pool
       )
-      let count = Mutex(0)
-      let end = Mutex<GRPCError??>(nil)
+      let count = LockedValue(0)
+      let end = LockedValue<GRPCError??>(nil)
       call.start(
         with: GRXHandlerWriteable(
           valueHandler: { _ in

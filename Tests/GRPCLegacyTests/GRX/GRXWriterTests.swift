@@ -1,14 +1,13 @@
 import Dispatch
 import GRPCCalls
 import GRPCCore
-import Synchronization
 import Testing
 
 @testable import GRPCLegacy
 
 /// Records what a writer wrote, and whether callbacks ever overlapped.
 final class RecordingWriteable: GRXWriteable {
-  private let state = Mutex<(values: [String], ends: [String], inside: Bool, overlapped: Bool)>(([], [], false, false))
+  private let state = LockedValue<(values: [String], ends: [String], inside: Bool, overlapped: Bool)>(([], [], false, false))
   private let onValue: @Sendable (RecordingWriteable, Int) -> Void
 
   init(onValue: @escaping @Sendable (RecordingWriteable, Int) -> Void = { _, _ in }) {
@@ -61,7 +60,7 @@ struct GRXWriterTests {
   @Test("the single handler is called exactly once: first value; error; or INTERNAL for no value")
   func singleHandler() {
     func run(_ writer: GRXWriter) -> [String] {
-      let calls = Mutex<[String]>([])
+      let calls = LockedValue<[String]>([])
       writer.start(
         with: GRXHandlerWriteable(singleHandler: { value, error in
           let text = value.map { "value \($0)" } ?? "error \((error as? GRPCError).map { "\($0.code.rawValue) \($0.message)" } ?? "\(error!)")"
@@ -82,7 +81,7 @@ struct GRXWriterTests {
   @Test("the generated methods' unary handler answers once, at the end: the error wins over a value")
   func unaryHandler() {
     func run(_ writer: GRXWriter) -> [String] {
-      let calls = Mutex<[String]>([])
+      let calls = LockedValue<[String]>([])
       writer.start(
         with: GRXHandlerWriteable.unaryHandler { (value: Int?, error: GRPCError?) in
           let text = value.map { "value \($0)" } ?? "error \(error.map { "\($0.code.rawValue) \($0.message)" } ?? "none")"
@@ -102,7 +101,7 @@ struct GRXWriterTests {
 
   @Test("the event handler gets each value with done false, then done true exactly once, last")
   func eventHandler() {
-    let events = Mutex<[String]>([])
+    let events = LockedValue<[String]>([])
     GRXWriter(values: ["a", "b"]).start(
       with: GRXHandlerWriteable(eventHandler: { done, value, error in
         events.withLock { $0.append("\(done) \(value.map { "\($0)" } ?? "-") \(error == nil ? "ok" : "error")") }
@@ -142,7 +141,7 @@ struct GRXWriterTests {
   @Test("a writeable may pause the writer from inside its callback; resuming delivers the rest")
   func pauseFromCallback() {
     let writer = GRXWriter(values: [1, 2, 3, 4])
-    let paused = Mutex<GRXWriter?>(writer)
+    let paused = LockedValue<GRXWriter?>(writer)
     let writeable = RecordingWriteable { _, count in
       if count == 2 { paused.withLock { $0 }?.state = .paused }
     }
