@@ -46,6 +46,8 @@ public final class FaultProxy: Sendable {
     /// loopback, what the client flushed at once (or part of it, never two flushes' worth
     /// when the reader keeps up).
     var clientReadEnds: [Int] = []
+    /// Bytes passed from servers to clients, every connection.
+    var serverBytes = 0
   }
 
   /// A proxied connection: its two sockets, closed by the last of its two pump threads to
@@ -183,6 +185,12 @@ public final class FaultProxy: Sendable {
     self.state.withLock { $0.clientReadEnds }
   }
 
+  /// How many bytes servers have sent to clients through the proxy so far, every connection:
+  /// what a server actually put on the wire, whatever its writer buffered.
+  public var serverBytes: Int {
+    self.state.withLock { $0.serverBytes }
+  }
+
   // MARK: Machinery
 
   /// Binds a listening socket to 127.0.0.1:`port` (0: a free one).
@@ -292,8 +300,8 @@ public final class FaultProxy: Sendable {
       return
     }
     let recording = self.recordsClientBytes
-    Thread.detachNewThread { self.pump(link: id, from: client, to: upstream, recording: recording) }
-    Thread.detachNewThread { self.pump(link: id, from: upstream, to: client, recording: false) }
+    Thread.detachNewThread { self.pump(link: id, from: client, to: upstream, recording: recording, fromServer: false) }
+    Thread.detachNewThread { self.pump(link: id, from: upstream, to: client, recording: false, fromServer: true) }
   }
 
   /// What a pump does with the chunk it just read.
@@ -304,7 +312,7 @@ public final class FaultProxy: Sendable {
     case stop
   }
 
-  private func pump(link id: Int, from source: Int32, to destination: Int32, recording: Bool) {
+  private func pump(link id: Int, from source: Int32, to destination: Int32, recording: Bool, fromServer: Bool) {
     var buffer = [UInt8](repeating: 0, count: 64 * 1024)
     while true {
       let limit = self.state.withLock { $0.fault }.readLimit(buffer: buffer.count)
@@ -325,6 +333,9 @@ public final class FaultProxy: Sendable {
         Thread.sleep(forTimeInterval: delay / .seconds(1))
       }
       guard Self.write(buffer, count: count, to: destination) else { break }
+      if fromServer {
+        self.state.withLock { $0.serverBytes += count }
+      }
       if case .bandwidth(let rate) = fault.kind {
         Thread.sleep(forTimeInterval: Double(count) / Double(rate))
       }

@@ -37,12 +37,17 @@ public enum InteropRequests {
 /// The documented bounds of flow control that tests assert, at a 1 MiB window (README, "Flow
 /// control").
 public enum FlowControlBounds {
-  /// How far a grpc-swift-2 server in the same process gets ahead of a reader with no demand:
-  /// its completed writes. Its writer learns that the stream stopped being writable only after
-  /// a hop to the event loop, so how far it runs ahead depends on scheduling: 2–9 MiB on an
-  /// idle machine, up to 27 MiB with the test suite running beside it. Half of the tests'
-  /// 128 MiB stream: without back-pressure the server writes all of it.
-  public static let inProcessServerLead = 64 << 20
+  /// How far ahead of a reader with no demand a server may send on one stream, in bytes on the
+  /// wire (``FaultProxy/serverBytes``): the window, what the client's transport reads ahead
+  /// (about two windows more) and frame headers; 8 windows leave room for scheduling.
+  ///
+  /// What a grpc-swift-2 server's writer has *written* is no bound: it learns that the stream
+  /// stopped being writable only after a hop to the event loop and buffers what it writes
+  /// meanwhile, 2–27 MiB of a 128 MiB stream on a lightly loaded machine and, once, the whole
+  /// stream with `.ci/run` and a test loop beside it. Those bytes stay in the server.
+  public static func wireLead(window: Int) -> Int {
+    8 * window
+  }
 
   /// How much a client reading nothing may grow, stream data only (its own process).
   /// Measured 12–13 MiB.

@@ -139,19 +139,22 @@ struct AsyncProtoCallTests {
       options.http2TargetWindowSize = 1 << 20
       let messages = 2000
       let messageSize = 64 * 1024
-      let written = try await server.service(options: options).serverStreaming(
+      // Through a proxy that counts the bytes the server sends (FlowControlBounds.wireLead).
+      let proxy = try FaultProxy(upstreamPort: server.server.port)
+      defer { proxy.close() }
+      let sent = try await server.service(options: options, host: "127.0.0.1:\(proxy.port)").serverStreaming(
         method: "StreamingOutputCall",
         request: InteropRequests.stream(count: messages, size: Int32(messageSize)),
         responseType: Grpc_Testing_StreamingOutputCallResponse.self
       ) { responses in
         var iterator = responses.makeAsyncIterator()
         _ = try await iterator.next()
-        // The consumer stops: the server fills the window and the transports' buffers, then waits.
-        let held = await steadyValue { server.recorder.streamedResponses }
-        #expect(held != nil, "the server never stopped writing")
-        return held ?? messages
+        // The consumer stops: the server fills the windows, then sends nothing more.
+        let held = await steadyValue { proxy.serverBytes }
+        #expect(held != nil, "the server never stopped sending")
+        return held ?? Int.max
       }
-      #expect(written * messageSize <= FlowControlBounds.inProcessServerLead, "the server wrote \(written) messages ahead")
+      #expect(sent <= FlowControlBounds.wireLead(window: 1 << 20), "the server sent \(sent >> 10) KiB ahead")
       // Leaving the body cancelled the call: the server's stream ended early.
       let final = await steadyValue { server.recorder.streamedResponses }
       #expect(final != nil && final! < messages, "\(String(describing: final))")

@@ -9,9 +9,9 @@ import Testing
 
 extension TestServer {
   /// The interop TestService as a proto service on this server.
-  func service(options: GRPCCallOptions? = nil) -> GRPCProtoService {
+  func service(options: GRPCCallOptions? = nil, host: String? = nil) -> GRPCProtoService {
     GRPCProtoService(
-      host: self.server.target,
+      host: host ?? self.server.target,
       packageName: "grpc.testing",
       serviceName: "TestService",
       callOptions: options ?? self.options,

@@ -173,10 +173,11 @@ public struct GRPCCallOptions: Sendable {
   /// default 8 MiB (up to 74 MiB in debug builds), against 343–840 MiB without flow control.
   /// CI checks it stays within 64 MiB + 8 windows.
   ///
-  /// A grpc-swift-2 server in the same process buffers more on its own side: its writer learns
-  /// that the stream stopped being writable only after a hop to the event loop, and the writes
-  /// made meanwhile complete into its transport's buffers. At a 1 MiB window that server got
-  /// 2–9 MiB ahead on an idle machine and up to 27 MiB under load; the tests bound it at 64 MiB.
+  /// On the wire, a server streaming to a reader with no demand sends about two windows and
+  /// stops (1.5–2 MiB at a 1 MiB window; the tests bound it at 8 windows). A grpc-swift-2
+  /// server's writer may buffer far more on its own side, however: it learns that the stream
+  /// stopped being writable only after a hop to the event loop, and keeps what it writes
+  /// meanwhile (2–27 MiB, and once the whole 128 MiB test stream on a heavily loaded machine).
   public var http2TargetWindowSize: Int {
     get { self._http2TargetWindowSize }
     set {

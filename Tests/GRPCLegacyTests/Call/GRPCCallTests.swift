@@ -223,8 +223,11 @@ struct GRPCCallTests {
       }
       var options = server.options
       options.http2TargetWindowSize = 1 << 20
+      // Through a proxy that counts the bytes the server sends (FlowControlBounds.wireLead).
+      let proxy = try FaultProxy(upstreamPort: server.server.port)
+      defer { proxy.close() }
       let call = GRPCCall(
-        host: server.server.target,
+        host: "127.0.0.1:\(proxy.port)",
         path: Self.service + "StreamingOutputCall",
         requestsWriter: GRXWriter(value: try request.serializedData()),
         callOptions: options,
@@ -243,10 +246,10 @@ struct GRPCCallTests {
       // Wait for the first message and the pause it caused, however slow the machine.
       let paused = await eventually(upTo: 60) { count.withLock { $0 } == 1 && call.state == .paused ? true : nil }
       try #require(paused == true, "the first message never arrived")
-      // Then for the server to stop: its count of written responses holds for a second.
-      let last = try #require(await steadyValue { server.recorder.streamedResponses }, "the server never stopped writing")
+      // Then for the server to stop sending: the bytes it sent hold still for a second.
+      let sent = try #require(await steadyValue { proxy.serverBytes }, "the server never stopped sending")
       #expect(count.withLock { $0 } == 1)
-      #expect(last * 64 * 1024 <= FlowControlBounds.inProcessServerLead, "the server wrote \(last) messages ahead")
+      #expect(sent <= FlowControlBounds.wireLead(window: 1 << 20), "the server sent \(sent >> 10) KiB ahead")
       call.state = .started
       let closed = await eventually(upTo: 60) { end.withLock { $0 } }
       #expect(closed != nil && closed! == nil, "\(String(describing: closed))")
