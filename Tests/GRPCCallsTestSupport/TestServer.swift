@@ -35,7 +35,7 @@ public struct TestServer: Sendable {
 
   /// Starts `method`, sends `request`, half-closes and waits for the close.
   ///
-  /// - Throws: ``TestSupportFailure`` when the call does not close within 30 s.
+  /// - Throws: ``TestSupportFailure`` when the call does not close within ``CloseWait/seconds``.
   public func complete(
     _ method: String,
     _ request: some SwiftProtobuf.Message,
@@ -47,7 +47,7 @@ public struct TestServer: Sendable {
     call.writeData(try request.bytes)
     call.finish()
     guard let close = await recorder.waitForClose() else {
-      throw TestSupportFailure(description: "\(method) did not close within 30 s")
+      throw TestSupportFailure(description: "\(method) did not close within \(Int(CloseWait.seconds)) s")
     }
     return (call, recorder, close)
   }
@@ -113,7 +113,7 @@ public struct TestSupportFailure: Error, CustomStringConvertible {
 }
 
 /// Polls `value` until it is not `nil`, for up to `seconds`.
-public func eventually<T: Sendable>(upTo seconds: Double = 30, _ value: () -> T?) async -> T? {
+public func eventually<T: Sendable>(upTo seconds: Double = CloseWait.seconds, _ value: () -> T?) async -> T? {
   let deadline = ContinuousClock.now + .seconds(seconds)
   while ContinuousClock.now < deadline {
     if let value = value() { return value }

@@ -28,9 +28,9 @@ struct TypedCallbackTests {
 
     var messages: [Response] { self.state.withLock { $0.messages } }
 
-    /// The close's error (`nil` for OK); fails the test if no close came within 30 s.
+    /// The close's error (`nil` for OK); fails the test if no close came within ``CloseWait/seconds``.
     func close() async throws -> GRPCError? {
-      let close = await eventually { self.state.withLock { $0.close } }
+      let close = await eventually(upTo: CloseWait.seconds) { self.state.withLock { $0.close } }
       return try #require(close, "the call did not close")
     }
   }

@@ -39,10 +39,6 @@ enum RequestMetadata {
   ///
   /// - Throws: `INVALID_ARGUMENT` naming the key or value HTTP/2 cannot carry.
   static func validated(_ metadata: Metadata) throws(GRPCError) -> Metadata {
-    do {
-      return try MetadataCheck.validated(metadata)
-    } catch {
-      throw GRPCError(error)
-    }
+    try GRPCError.checkingInput { () throws(InvalidInput) in try MetadataCheck.validated(metadata) }
   }
 }

@@ -22,11 +22,8 @@ enum ChannelArgs {
   ///
   /// - Throws: `INVALID_ARGUMENT` naming an argument with a value of the wrong kind or range.
   static func apply(to options: GRPCCallOptions) throws(GRPCError) -> (GRPCCallOptions, Extras) {
-    let settings: ChannelArgSettings
-    do {
-      settings = try ChannelArgSettings(parsing: options.additionalChannelArgs.mapValues(\.settingsValue))
-    } catch {
-      throw GRPCError(error)
+    let settings = try GRPCError.checkingInput { () throws(InvalidInput) in
+      try ChannelArgSettings(parsing: options.additionalChannelArgs.mapValues(\.settingsValue))
     }
     var options = options
     var extras = Extras()

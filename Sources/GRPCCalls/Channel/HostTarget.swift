@@ -5,11 +5,7 @@ internal import GRPCNIOTransportHTTP2Posix
 extension HostTarget {
   /// `host` parsed, or `INVALID_ARGUMENT` saying what is wrong with it.
   static func parsed(_ host: String) throws(GRPCError) -> HostTarget {
-    do {
-      return try HostTarget(parsing: host)
-    } catch {
-      throw GRPCError(error)
-    }
+    try GRPCError.checkingInput { () throws(InvalidInput) in try HostTarget(parsing: host) }
   }
 
   /// The target the core's name resolvers understand.

@@ -7,4 +7,14 @@ extension GRPCError {
   init(_ invalid: InvalidInput) {
     self.init(code: .invalidArgument, message: invalid.message)
   }
+
+  /// Runs one of `GRPCCallsInput`'s checks and turns its refusal into the `GRPCError` the app
+  /// sees, so every check maps the same way.
+  static func checkingInput<Value>(_ check: () throws(InvalidInput) -> Value) throws(GRPCError) -> Value {
+    do {
+      return try check()
+    } catch {
+      throw GRPCError(error)
+    }
+  }
 }

@@ -12,9 +12,12 @@ public import GRPCCore
 ///
 /// The manager delivers the interceptor's own events on a serial queue that targets the
 /// interceptor's ``GRPCInterceptor/dispatchQueue``: one at a time, in order, even when that queue
-/// is concurrent. An interceptor that ``GRPCInterceptor/executesInline`` gets them on the thread
-/// that delivers them, still one at a time and in order: a thread that finds another one
-/// running the interceptor leaves its event to that thread. It drops what the call's state does not allow (see <doc:WritingAnInterceptor>):
+/// is concurrent. Events that arrive together run in one block on that queue (a unary call's
+/// start, message and finish; its headers, message and close), and the requests the interceptor
+/// passes on while it handles them go to the next element together when the block ends. An
+/// interceptor that ``GRPCInterceptor/executesInline`` gets them on the thread that delivers
+/// them, still one at a time and in order: a thread that finds another one running the
+/// interceptor leaves its event to that thread. It drops what the call's state does not allow (see <doc:WritingAnInterceptor>):
 /// a write before start, anything after the close. The close travels up at most once. An
 /// interceptor may retry: ``resetNextInterceptor()`` discards the chain below, and the next
 /// start makes it anew.
@@ -46,7 +49,13 @@ public final class GRPCInterceptorManager: Sendable {
     /// and the events that arrived meanwhile, which it runs next.
     var inline = false
     var performer: pthread_t?
+    /// Events waiting to run: for an inline interceptor, those that came while a thread ran
+    /// it; for a queued one, those that came since its block was scheduled.
     var pending: [@Sendable () -> Void] = []
+    /// Queued interceptors: whether a block that runs `pending` is scheduled or running.
+    var drainScheduled = false
+    /// Requests passed on by the events running now, delivered when they have run.
+    var outbox = RequestBatch()
 
     /// Shuts the manager down and hands back what it held, to be released after the lock.
     mutating func release() -> Released {
@@ -100,19 +109,17 @@ public final class GRPCInterceptorManager: Sendable {
 
   /// Passes the start to the next interceptor (made now if it does not exist yet).
   public func startNextInterceptor(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) {
-    self.passRequest(.start) {
-      $0.start(requestOptions: requestOptions, callOptions: callOptions, writes: [], finish: false)
-    }
+    self.passRequest(.start, .start(requestOptions, callOptions))
   }
 
   /// Passes a request message to the next interceptor.
   public func writeNextInterceptor(_ data: any Sendable) {
-    self.passRequest(.write) { $0.write(data) }
+    self.passRequest(.write, .write(data))
   }
 
   /// Tells the next interceptor no more request messages will come.
   public func finishNextInterceptor() {
-    self.passRequest(.finish) { $0.finish() }
+    self.passRequest(.finish, .finish)
   }
 
   /// Cancels the rest of the chain below this interceptor.
@@ -120,13 +127,13 @@ public final class GRPCInterceptorManager: Sendable {
   /// The interceptors below close towards this one with `CANCELLED`; this interceptor decides
   /// what, if anything, its own predecessor sees.
   public func cancelNextInterceptor() {
-    self.passRequest(.cancel) { $0.cancel() }
+    self.passRequest(.cancel, .cancel)
   }
 
   /// Passes a flow-control demand for `count` more messages to the next interceptor.
   public func receiveNextInterceptorMessages(_ count: Int) {
     guard count > 0 else { return }
-    self.passRequest(.receiveNextMessages) { $0.receiveNextMessages(count) }
+    self.passRequest(.receiveNextMessages, .receiveNextMessages(count))
   }
 
   // MARK: Responses, towards the application
@@ -167,6 +174,11 @@ public final class GRPCInterceptorManager: Sendable {
         state.attempt += 1
         state.machine.restartRequests()
       }
+      // What this burst passed on to the discarded elements would only reach them after the
+      // cancel; it goes nowhere instead.
+      if let next = state.next {
+        state.outbox.removeAll(for: next)
+      }
       return state.next
     }
     discarded?.cancel()
@@ -194,11 +206,11 @@ public final class GRPCInterceptorManager: Sendable {
     withExtendedLifetime(released) {}
   }
 
-  private func passRequest(_ request: StateMachine.Request, _ deliver: @escaping @Sendable (any RequestLink) -> Void) {
+  private func passRequest(_ request: StateMachine.Request, _ outgoing: RequestBatch.Request) {
     // Making the next interceptor calls its factory: do it on this manager's queue, so it
     // happens once and in order with every other request, and never under the lock.
     guard self.isRunningInterceptor else {
-      self.run { self.passRequest(request, deliver) }
+      self.run { self.passRequest(request, outgoing) }
       return
     }
     let decision: (next: (any RequestLink)?, rest: InterceptorChain?, attempt: Int) =
@@ -219,8 +231,19 @@ public final class GRPCInterceptorManager: Sendable {
       next = made
     }
     if let next {
-      deliver(next)
+      // Delivered when the events running now are done (see `RequestBatch`).
+      self.state.withLock { $0.outbox.append(outgoing, to: next) }
     }
+  }
+
+  /// Delivers the requests the events that just ran passed on.
+  private func flushRequests() {
+    let batch = self.state.withLock { state -> RequestBatch? in
+      guard !state.outbox.isEmpty else { return nil }
+      defer { state.outbox = RequestBatch() }
+      return state.outbox
+    }
+    batch?.deliver()
   }
 }
 
@@ -284,35 +307,41 @@ extension GRPCInterceptorManager: RequestLink {
     }
   }
 
-  /// Runs `work` where the interceptor's events run: on the manager's queue, or, inline, on
-  /// this thread unless another is running them (it then runs `work` after what it has).
+  /// Runs `work` where the interceptor's events run: on the manager's queue, in one block with
+  /// whatever else arrived before that block ran; or, inline, on this thread unless another is
+  /// running them (it then runs `work` after what it has).
   private func run(_ work: @escaping @Sendable () -> Void) {
-    let now = self.state.withLock { state -> Bool? in
-      guard state.inline else { return nil }
-      guard state.performer == nil else {
-        state.pending.append(work)
-        return false
+    enum Next { case now, later, schedule }
+    let next = self.state.withLock { state -> Next in
+      if state.inline, state.performer == nil {
+        state.performer = pthread_self()
+        return .now
       }
-      state.performer = pthread_self()
-      return true
+      state.pending.append(work)
+      guard !state.inline, !state.drainScheduled else { return .later }
+      state.drainScheduled = true
+      return .schedule
     }
-    switch now {
-    case nil:
-      self.queue.async(execute: work)
-    case true?:
+    switch next {
+    case .now:
       work()
+      self.flushRequests()
       self.runPending()
-    case false?:
+    case .schedule:
+      self.queue.async { self.runPending() }
+    case .later:
       break
     }
   }
 
-  /// Runs what other threads left while this one ran the interceptor, then lets go.
+  /// Runs the events waiting to run, a burst at a time, passing on the requests each burst made;
+  /// when none are left, lets go (of the thread, inline; of the scheduled block, queued).
   private func runPending() {
     while true {
       let batch = self.state.withLock { state -> [@Sendable () -> Void] in
         guard !state.pending.isEmpty else {
           state.performer = nil
+          state.drainScheduled = false
           return []
         }
         defer { state.pending = [] }
@@ -322,6 +351,7 @@ extension GRPCInterceptorManager: RequestLink {
       for work in batch {
         work()
       }
+      self.flushRequests()
     }
   }
 }

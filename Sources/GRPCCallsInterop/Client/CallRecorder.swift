@@ -120,7 +120,7 @@ public final class CallRecorder: GRPCResponseHandler {
   }
 
   /// Waits for the close and returns it, or `nil` if it did not come within `seconds`.
-  public func waitForClose(upTo seconds: Double = 30) async -> Close? {
+  public func waitForClose(upTo seconds: Double = CloseWait.seconds) async -> Close? {
     await self.wait(upTo: seconds) { $0.close != nil }
     return self.close
   }

@@ -105,7 +105,7 @@ extension InteropClient {
     message: String? = nil
   ) async throws -> CallRecorder.Close {
     guard let close = await recorder.waitForClose() else {
-      throw InteropCaseFailure("the call did not close within 30 s")
+      throw InteropCaseFailure("the call did not close within \(Int(CloseWait.seconds)) s")
     }
     switch (expected, close.error) {
     case (nil, nil):

@@ -69,8 +69,8 @@ public final class LegacyRecorder<Response: Sendable>: Sendable {
   /// Waits for the end and checks it carries `code` (nil: success) and `message`, and that the
   /// handler saw exactly one end and nothing after it.
   public func expectEnd(_ code: RPCError.Code?, message: String? = nil) async throws {
-    guard await self.wait(until: \.ended) else {
-      throw InteropCaseFailure("the v1 call did not end within 30 s")
+    guard await self.wait(upTo: CloseWait.seconds, until: \.ended) else {
+      throw InteropCaseFailure("the v1 call did not end within \(Int(CloseWait.seconds)) s")
     }
     let (ends, afterEnd, error) = self.state.withLock { ($0.ends, $0.afterEnd, $0.error) }
     guard ends == 1, afterEnd == 0 else {

@@ -76,7 +76,7 @@ public final class ProtoCallRecorder: GRPCProtoResponseHandler {
   }
 
   /// Waits for the close and returns it, or `nil` if it did not come within `seconds`.
-  public func waitForClose(upTo seconds: Double = 30) async -> CallRecorder.Close? {
+  public func waitForClose(upTo seconds: Double = CloseWait.seconds) async -> CallRecorder.Close? {
     await self.wait(upTo: seconds) { $0.close != nil }
     return self.close
   }
@@ -85,7 +85,7 @@ public final class ProtoCallRecorder: GRPCProtoResponseHandler {
   @discardableResult
   public func expectClose(_ code: RPCError.Code?, message: String? = nil) async throws -> CallRecorder.Close {
     guard let close = await self.waitForClose() else {
-      throw InteropCaseFailure("the call did not close within 30 s")
+      throw InteropCaseFailure("the call did not close within \(Int(CloseWait.seconds)) s")
     }
     switch (code, close.error) {
     case (nil, nil): break

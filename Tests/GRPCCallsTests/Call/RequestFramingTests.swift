@@ -41,6 +41,22 @@ struct RequestFramingTests {
         return 4
     }
   }
+
+  @Test("through two queued interceptors, the start, message and finish they pass on leave together", arguments: RPCPath.allCases)
+  func throughInterceptors(path: RPCPath) async throws {
+    try await withFramingProxy(path: path) { server, target in
+      let log = InterceptorLog()
+      var options = server.options
+      options.interceptorFactories = [CountingInterceptor.factory("A", log: log), CountingInterceptor.factory("B", log: log)]
+      let client = InteropClient(target: target, callOptions: options, channelPool: server.pool)
+      let (call, recorder) = try client.makeCall("UnaryCall")
+      call.writeData(try Grpc_Testing_SimpleRequest().bytes)
+      call.finish()
+      call.start()
+      #expect(await recorder.waitForClose()?.error == nil)
+      return 1
+    }
+  }
 }
 
 /// Runs `body` against a test server behind a proxy that records what the client sends, then

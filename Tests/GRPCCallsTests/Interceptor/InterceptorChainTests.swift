@@ -271,7 +271,7 @@ struct InterceptorChainTests {
         channelPool: server.pool
       )
       // The first message at once, then 99 more 2 s apart: the call must end at the first. Had it
-      // kept the RPC open, the close would come after 198 s, long past the 30 s wait below.
+      // kept the RPC open, the close would come after 198 s, long past the 120 s wait below.
       var request = InteropRequests.stream(count: 100, size: 10)
       for index in request.responseParameters.indices.dropFirst() {
         request.responseParameters[index].intervalUs = 2_000_000

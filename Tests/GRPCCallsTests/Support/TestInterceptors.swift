@@ -146,7 +146,7 @@ final class TypedCollector: GRPCResponseHandler {
     self.state.withLock { $0.close = (trailingMetadata, error) }
   }
 
-  func waitForClose(upTo seconds: Double = 30) async -> CallRecorder.Close? {
+  func waitForClose(upTo seconds: Double = CloseWait.seconds) async -> CallRecorder.Close? {
     await eventually(upTo: seconds) { self.state.withLock { $0.close } }
   }
 }
