@@ -39,34 +39,83 @@ struct CallsBenchClient: BenchClient {
     self.options = options
   }
 
+  /// Waits for the close with one continuation, the least a callback API can be awaited with
+  /// (a stream of events per call, as the streaming scenarios use, costs more than the call).
   func unary(_ request: Data) async throws -> Int {
-    let (call, events) = try self.makeCall(BenchMethod.unary)
-    call.receiveNextMessages(1)
-    call.start()
-    call.writeData(request)
-    call.finish()
-    var size = 0
-    for try await message in events {
-      size += message.count
+    let requestOptions = try self.requestOptions(BenchMethod.unary)
+    return try await withCheckedThrowingContinuation { (done: CheckedContinuation<Int, any Error>) in
+      // The handler's callbacks for one call run one at a time, in order: the size is complete
+      // when the close runs.
+      let size = LockedValue(0)
+      let handler = GRPCCallbackResponseHandler(queue: self.queue) { data in
+        size.withLock { $0 += (data as? Data)?.count ?? 0 }
+      } onClose: { _, error in
+        if let error {
+          done.resume(throwing: error)
+        } else {
+          done.resume(returning: size.withLock { $0 })
+        }
+      }
+      let call = GRPCCall2(
+        requestOptions: requestOptions,
+        responseHandler: handler,
+        callOptions: self.options,
+        channelPool: self.pool
+      )
+      call.receiveNextMessages(1)
+      call.start()
+      call.writeData(request)
+      call.finish()
     }
-    return size
   }
 
+  /// Drives the exchange from the handler, as a callback API is used: each response's callback
+  /// writes the next request (the bench's task only waits for the close).
   func pingPong(rounds: Int, request: Data, lap: @escaping @Sendable () -> Void) async throws {
-    let (call, events) = try self.makeCall(BenchMethod.fullDuplex)
-    call.start()
-    var iterator = events.makeAsyncIterator()
-    for _ in 0..<rounds {
-      // With flow control each round trip also asks for its response (L49's read loop).
-      call.receiveNextMessages(1)
-      call.writeData(request)
-      guard try await iterator.next() != nil else {
-        throw BenchFailure(description: "ping-pong stream ended early")
+    let requestOptions = try self.requestOptions(BenchMethod.fullDuplex)
+    let flowControl = self.options.enableFlowControl
+    try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+      // Callbacks run one at a time, so the lock only publishes the call to them; it is dropped
+      // at the close, which breaks the call -> handler -> call cycle.
+      let state = LockedValue<(call: GRPCCall2?, answered: Int)>((nil, 0))
+      let handler = GRPCCallbackResponseHandler(queue: self.queue) { _ in
+        lap()
+        let (call, answered) = state.withLock { state in
+          state.answered += 1
+          return (state.call, state.answered)
+        }
+        guard let call else { return }
+        if answered < rounds {
+          // With flow control each round trip also asks for its response (L49's read loop).
+          if flowControl { call.receiveNextMessages(1) }
+          call.writeData(request)
+        } else {
+          call.finish()
+        }
+      } onClose: { _, error in
+        let answered = state.withLock { state in
+          state.call = nil
+          return state.answered
+        }
+        if let error {
+          done.resume(throwing: error)
+        } else if answered < rounds {
+          done.resume(throwing: BenchFailure(description: "ping-pong stream ended early"))
+        } else {
+          done.resume()
+        }
       }
-      lap()
+      let call = GRPCCall2(
+        requestOptions: requestOptions,
+        responseHandler: handler,
+        callOptions: self.options,
+        channelPool: self.pool
+      )
+      state.withLock { $0.call = call }
+      call.receiveNextMessages(1)
+      call.start()
+      call.writeData(request)
     }
-    call.finish()
-    while try await iterator.next() != nil {}
   }
 
   func serverStream(_ request: Data) async throws -> (messages: Int, bytes: Int) {
@@ -99,14 +148,15 @@ struct CallsBenchClient: BenchClient {
       continuation.finish(throwing: error)
     }
     let call = GRPCCall2(
-      requestOptions: try GRPCRequestOptions(
-        host: self.target,
-        path: "/\(BenchMethod.service)/\(method)"
-      ),
+      requestOptions: try self.requestOptions(method),
       responseHandler: handler,
       callOptions: self.options,
       channelPool: self.pool
     )
     return (call, events)
+  }
+
+  private func requestOptions(_ method: String) throws -> GRPCRequestOptions {
+    try GRPCRequestOptions(host: self.target, path: "/\(BenchMethod.service)/\(method)")
   }
 }
