@@ -35,7 +35,7 @@ public struct TestServer: Sendable {
 
   /// Starts `method`, sends `request`, half-closes and waits for the close.
   ///
-  /// - Throws: ``TestSupportFailure`` when the call does not close within ``CloseWait/seconds``.
+  /// - Throws: ``TestSupportFailure`` when the call does not close within `CloseWait.seconds`.
   public func complete(
     _ method: String,
     _ request: some SwiftProtobuf.Message,

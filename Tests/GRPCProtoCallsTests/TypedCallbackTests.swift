@@ -28,7 +28,7 @@ struct TypedCallbackTests {
 
     var messages: [Response] { self.state.withLock { $0.messages } }
 
-    /// The close's error (`nil` for OK); fails the test if no close came within ``CloseWait/seconds``.
+    /// The close's error (`nil` for OK); fails the test if no close came within `CloseWait.seconds`.
     func close() async throws -> GRPCError? {
       let close = await eventually(upTo: CloseWait.seconds) { self.state.withLock { $0.close } }
       return try #require(close, "the call did not close")
