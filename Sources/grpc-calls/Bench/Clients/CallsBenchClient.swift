@@ -56,12 +56,7 @@ struct CallsBenchClient: BenchClient {
           done.resume(returning: size.withLock { $0 })
         }
       }
-      let call = GRPCCall2(
-        requestOptions: requestOptions,
-        responseHandler: handler,
-        callOptions: self.options,
-        channelPool: self.pool
-      )
+      let call = self.newCall(requestOptions, handler: handler)
       call.receiveNextMessages(1)
       call.start()
       call.writeData(request)
@@ -105,12 +100,7 @@ struct CallsBenchClient: BenchClient {
           done.resume()
         }
       }
-      let call = GRPCCall2(
-        requestOptions: requestOptions,
-        responseHandler: handler,
-        callOptions: self.options,
-        channelPool: self.pool
-      )
+      let call = self.newCall(requestOptions, handler: handler)
       state.withLock { $0.call = call }
       call.receiveNextMessages(1)
       call.start()
@@ -147,13 +137,20 @@ struct CallsBenchClient: BenchClient {
     } onClose: { _, error in
       continuation.finish(throwing: error)
     }
-    let call = GRPCCall2(
-      requestOptions: try self.requestOptions(method),
+    return (self.newCall(try self.requestOptions(method), handler: handler), events)
+  }
+
+  /// A call with this client's options and pool.
+  private func newCall(
+    _ requestOptions: GRPCRequestOptions,
+    handler: GRPCCallbackResponseHandler
+  ) -> GRPCCall2 {
+    GRPCCall2(
+      requestOptions: requestOptions,
       responseHandler: handler,
       callOptions: self.options,
       channelPool: self.pool
     )
-    return (call, events)
   }
 
   private func requestOptions(_ method: String) throws -> GRPCRequestOptions {
