@@ -111,6 +111,11 @@ struct BadInputPropertyTests {
         options.retryFactor = backoff
         let recorder = try? await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options).recorder
         let described = "timeout \(timeout), keepalive \(keepalive), connect \(connect), backoff \(backoff)"
+        // The property library reports a failed check by its input only, not by its message:
+        // print a failed or missing close so that a failure in CI's log says what went wrong.
+        if recorder?.close?.error != nil || recorder == nil {
+          print("extremeDurations: \(described): \(recorder.map { String(describing: $0.close?.error) } ?? "no close")")
+        }
         #expect(recorder != nil, "\(described): the call did not close")
         guard let close = recorder?.close else { return }
         #expect(recorder?.closeCount == 1, "\(described)")
