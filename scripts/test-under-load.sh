@@ -28,7 +28,9 @@ for run in $(seq 1 "$runs"); do
   if swift test --skip-build ${SWIFT_TEST_ARGS:-} >"$log" 2>&1; then
     echo "run $run/$runs under load: $(grep -E '^✔ Test run' "$log" | tail -1) ($(( $(date +%s) - start )) s)"
   else
-    grep -E '^✘|error:' "$log" | head -40
+    grep -E '^✘|error:|Fatal error|Assertion failed|Precondition failed' "$log" | head -40
+    # A trap prints a backtrace: show the crashed thread's frames.
+    grep -A 60 -E 'Program crashed|crashed:$' "$log" | head -120
     echo "run $run/$runs under load FAILED ($(( $(date +%s) - start )) s); full log: $log" >&2
     exit 1
   fi

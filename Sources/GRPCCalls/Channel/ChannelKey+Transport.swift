@@ -75,16 +75,33 @@ extension ChannelKey {
     return (max(self.keepaliveInterval, timeout + 1), timeout)
   }
 
+  /// The shortest reconnection wait and connection-attempt limit, in seconds: gRPC core's
+  /// floor for `grpc.initial_reconnect_backoff_ms`, `grpc.max_reconnect_backoff_ms` and
+  /// `grpc.min_reconnect_backoff_ms`.
+  ///
+  /// The transport reconnects after each failed attempt for as long as the channel lives,
+  /// whether or not a call waits. Without a floor, a microsecond backoff with an attempt limit
+  /// too short to connect in is a loop of thousands of connections a second against the server
+  /// (which then misses other clients' connects) and of ports left in TIME_WAIT.
+  static let shortestConnectionWait: TimeInterval = 0.1
+
   /// The reconnection backoff the options ask for, or `nil` for the transport's own: unset
-  /// waits are 1 s and 120 s as gRPC core's, an unset multiplier is `defaultMultiplier`.
+  /// waits are 1 s and 120 s as gRPC core's, an unset multiplier is `defaultMultiplier`; set
+  /// waits are at least ``shortestConnectionWait``.
   func reconnectBackoff(default defaultMultiplier: Double) -> (initial: Duration, max: Duration, multiplier: Double)? {
     guard self.initialBackoff > 0 || self.maxBackoff > 0 || self.backoffMultiplier > 0 else { return nil }
-    let initial = self.initialBackoff > 0 ? self.initialBackoff : 1
+    let initial = self.initialBackoff > 0 ? max(self.initialBackoff, Self.shortestConnectionWait) : 1
     return (
       .seconds(initial),
       .seconds(max(initial, self.maxBackoff > 0 ? self.maxBackoff : 120)),
       self.backoffMultiplier > 0 ? self.backoffMultiplier : defaultMultiplier
     )
+  }
+
+  /// The limit on each connection attempt, in seconds (``connectTimeout``, at least
+  /// ``shortestConnectionWait``), or `nil` for none.
+  var connectionAttemptLimit: TimeInterval? {
+    self.connectTimeout > 0 ? max(self.connectTimeout, Self.shortestConnectionWait) : nil
   }
 
   /// What each new TCP connection gets before it connects: the connect timeout, the detector
@@ -95,7 +112,7 @@ extension ChannelKey {
     // bootstrap's initializer, before the socket connects and after the TLS handler is added:
     // the socket option bounds the TCP connect, the handler the whole attempt up to the
     // server's first bytes.
-    let timeout = self.connectTimeout > 0 ? TimeAmount.nanoseconds(Int64(self.connectTimeout * 1e9)) : nil
+    let timeout = self.connectionAttemptLimit.map { TimeAmount.nanoseconds(Int64($0 * 1e9)) }
     let namesCertificates = self.tls != nil
     let expectedName = self.authority ?? self.target.hostName
     return { channel in

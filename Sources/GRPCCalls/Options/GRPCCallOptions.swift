@@ -262,7 +262,9 @@ public struct GRPCCallOptions: Sendable {
   /// An attempt whose TCP connect has not completed, or whose server has sent nothing (no TLS
   /// ServerHello, no HTTP/2 SETTINGS) by then, is closed; calls waiting on it fail with
   /// `UNAVAILABLE` and the channel reconnects after its backoff. Values above 10 s still
-  /// bound the handshake, but the TCP connect itself gives up at 10 s.
+  /// bound the handshake, but the TCP connect itself gives up at 10 s. Values under 0.1 s count
+  /// as 0.1 s, gRPC core's floor: shorter, no attempt could connect, and the channel would
+  /// reconnect without pause.
   public var connectMinTimeout: TimeInterval {
     get { self._connectMinTimeout }
     set {
@@ -273,6 +275,9 @@ public struct GRPCCallOptions: Sendable {
   private var _connectMinTimeout: TimeInterval = 0
 
   /// The wait before the first reconnection attempt, in seconds; `0` (the default) means 1 s.
+  ///
+  /// Waits under 0.1 s count as 0.1 s, gRPC core's floor: the channel reconnects after every
+  /// failed attempt for as long as it lives, and a shorter wait hammers the server.
   public var connectInitialBackoff: TimeInterval {
     get { self._connectInitialBackoff }
     set {
@@ -283,6 +288,7 @@ public struct GRPCCallOptions: Sendable {
   private var _connectInitialBackoff: TimeInterval = 0
 
   /// The longest wait between reconnection attempts, in seconds; `0` (the default) means 120 s.
+  /// It is never shorter than the first wait (``connectInitialBackoff``, at least 0.1 s).
   public var connectMaxBackoff: TimeInterval {
     get { self._connectMaxBackoff }
     set {

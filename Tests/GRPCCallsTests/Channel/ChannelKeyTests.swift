@@ -148,6 +148,18 @@ struct ChannelKeyTests {
     #expect(backoff.multiplier == 2.5)
     // Unset: the transport's own backoff.
     #expect(try Self.key().reconnectBackoff(default: 1.6) == nil)
+    // gRPC core's floor of 0.1 s: shorter, a channel that cannot connect reconnects without
+    // pause, thousands of connections a second.
+    let tiny = try Self.key {
+      $0.connectInitialBackoff = 1e-12
+      $0.connectMaxBackoff = 1e-3
+      $0.connectMinTimeout = 1e-6
+    }
+    let floored = try #require(tiny.reconnectBackoff(default: 1.6))
+    #expect(floored.initial == .milliseconds(100) && floored.max == .milliseconds(100))
+    #expect(tiny.connectionAttemptLimit == 0.1)
+    #expect(try Self.key { $0.connectMinTimeout = 0.25 }.connectionAttemptLimit == 0.25)
+    #expect(try Self.key().connectionAttemptLimit == nil)
     var options = GRPCCallOptions()
     options.retryFactor = 0.5
     #expect(options.retryFactor == 1)

@@ -25,11 +25,19 @@ final class ToolProcess: Sendable {
     process.standardOutput = output
     self.process = process
     self.input = input
-    output.fileHandleForReading.readabilityHandler = { [weak self] handle in
-      let data = handle.availableData
-      self?.output.withLock { $0.append(data) }
-    }
     try process.run()
+    // A thread of its own reads the output until the tool exits, then lets the pipe go. Not
+    // `readabilityHandler`: on Linux its dispatch source fires without end once the tool has
+    // exited, and watches a descriptor that the pipe closes when it is released, which the
+    // process may by then have reused for a socket.
+    let collected = self.output
+    Thread.detachNewThread {
+      while true {
+        let data = output.fileHandleForReading.availableData
+        guard !data.isEmpty else { break }
+        collected.withLock { $0.append(data) }
+      }
+    }
   }
 
   /// The tool beside the test bundle: `swift build --build-tests` and `swift test` build both.
