@@ -30,7 +30,8 @@ for run in $(seq 1 "$runs"); do
   else
     grep -E '^✘|error:|Fatal error|Assertion failed|Precondition failed' "$log" | head -40
     # A trap prints a backtrace: show the crashed thread's frames.
-    grep -A 60 -E 'Program crashed|crashed:$' "$log" | head -120
+    grep -E 'Program crashed' "$log" | head -3
+    grep -A 60 -E '^Thread [0-9]+.* crashed:' "$log" | head -80
     echo "run $run/$runs under load FAILED ($(( $(date +%s) - start )) s); full log: $log" >&2
     exit 1
   fi
