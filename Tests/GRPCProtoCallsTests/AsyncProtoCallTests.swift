@@ -155,9 +155,15 @@ struct AsyncProtoCallTests {
         return held ?? Int.max
       }
       #expect(sent <= FlowControlBounds.wireLead(window: 1 << 20), "the server sent \(sent >> 10) KiB ahead")
-      // Leaving the body cancelled the call: the server's stream ended early.
-      let final = await steadyValue { server.recorder.streamedResponses }
-      #expect(final != nil && final! < messages, "\(String(describing: final))")
+      // Leaving the body cancelled the call: the server's own record says its stream ended early.
+      let stopped = try await server.streamStopped(before: messages)
+      #expect(
+        stopped,
+        """
+        the server's stream did not end early: it wrote \(server.recorder.streamedResponses) of \(messages) \
+        messages (\(server.recorder.streamsEndedEarly) ended early); \(proxy.serverBytes >> 10) KiB reached the client
+        """
+      )
     }
   }
 }

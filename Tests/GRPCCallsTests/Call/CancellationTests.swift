@@ -66,6 +66,47 @@ struct CancellationTests {
     }
   }
 
+  @Test("1,000 open calls cancelled one after another: the server closes the connection every 200 resets; each call closes once; the channel carries on")
+  func manyResets() async throws {
+    try await withTestServer { server in
+      // Each call's stream is open (its first response arrived) when it is cancelled, so each
+      // cancel resets a stream. swift-nio-http2 servers close a connection after 200 resets
+      // within 30 s (rapid-reset protection): the channel must carry on over a new one.
+      let calls = 1000
+      var lost = 0
+      var wrong: [String] = []
+      for index in 0..<calls {
+        let (call, recorder) = try server.call("FullDuplexCall")
+        call.start()
+        call.writeData(try InteropRequests.stream(count: 1, size: 1).bytes)
+        // The first response; or the close of a call that went out on the connection the
+        // server was closing.
+        await recorder.wait { !$0.messages.isEmpty || $0.close != nil }
+        call.cancel()
+        let close = await recorder.waitForClose()
+        switch close?.error {
+        case let error? where error.code == .cancelled && !recorder.messages.isEmpty:
+          ()
+        case let error? where error.code == .unavailable && error.message == "Stream unexpectedly closed.":
+          lost += 1
+        default:
+          wrong.append("call \(index): \(String(describing: close?.error))")
+        }
+        if recorder.closeCount != 1 {
+          wrong.append("call \(index): \(recorder.closeCount) closes")
+        }
+      }
+      #expect(wrong.isEmpty, "\(wrong.prefix(5))")
+      let closedConnections = server.recorder.acceptedConnections - 1
+      #expect(closedConnections > 0, "the server never closed a connection: the premise changed")
+      // A call that raced the server's close can fail (README, "Reliability"): one per close.
+      #expect(lost <= closedConnections, "\(lost) calls lost their connection; the server closed \(closedConnections)")
+      let next = try await server.complete("EmptyCall", Grpc_Testing_Empty())
+      #expect(next.close.error == nil, "\(String(describing: next.close.error))")
+      print("\(calls) resets: the server closed \(closedConnections) connections; \(lost) calls raced a close")
+    }
+  }
+
   @Test("cancel before start closes the call and start does nothing after")
   func cancelBeforeStart() async throws {
     try await withTestServer { server in

@@ -46,6 +46,15 @@ struct ConcurrentDrivingTests {
       }
       #expect(outcomes.calls == total)
       #expect(outcomes.failures.isEmpty, "\(outcomes.failures.prefix(5))")
+      // A quarter of the calls cancel, many after their stream opened: each of those resets a
+      // stream, and the server closes a connection that reset 200 streams within 30 s
+      // (swift-nio-http2's rapid-reset protection; README, "Reliability"). The calls in flight
+      // on it fail with UNAVAILABLE: at most `inFlight` for each connection the server closed.
+      let closedConnections = server.recorder.acceptedConnections - 1
+      #expect(
+        outcomes.connectionLost <= inFlight * closedConnections,
+        "\(outcomes.connectionLost) calls lost their connection; the server closed \(closedConnections)"
+      )
       // Some calls were cancelled before their close, and some were not.
       #expect(outcomes.cancelled > 0)
       #expect(outcomes.completed > 0)
@@ -56,12 +65,15 @@ struct ConcurrentDrivingTests {
     var calls = 0
     var cancelled = 0
     var completed = 0
+    /// Calls that failed because their connection closed under them.
+    var connectionLost = 0
     var failures: [String] = []
 
     mutating func add(_ other: Outcomes) {
       self.calls += other.calls
       self.cancelled += other.cancelled
       self.completed += other.completed
+      self.connectionLost += other.connectionLost
       self.failures += other.failures
     }
   }
@@ -94,6 +106,9 @@ struct ConcurrentDrivingTests {
       outcome.completed = 1
     case .cancelled?:
       outcome.cancelled = 1
+    case .unavailable? where close.error?.message == "Stream unexpectedly closed.":
+      // The transport's word for a stream whose connection closed (see the test).
+      outcome.connectionLost = 1
     case let code?:
       outcome.failures.append("closed with \(code): \(close.error!)")
     }
