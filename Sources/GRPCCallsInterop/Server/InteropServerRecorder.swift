@@ -66,8 +66,13 @@ public final class InteropServerRecorder: Sendable {
     }
   }
 
-  /// How many response streams ended before their last response because the RPC ended first
-  /// (the client cancelled or reset it).
+  /// How many response streams the client ended: their writes failed before the last response,
+  /// or their RPC was cancelled (the client's RST_STREAM reached the server; a graceful
+  /// shutdown of the server counts too).
+  ///
+  /// Not the number of responses written: once the client has reset a stream, the transport
+  /// may accept the handler's writes and drop them, so a handler can write its whole stream
+  /// although only a window's worth went on the wire.
   public var streamsEndedEarly: Int { self.state.withLock { $0.streamsEndedEarly } }
 
   func streamEndedEarly() {

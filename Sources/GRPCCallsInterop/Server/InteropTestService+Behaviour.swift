@@ -76,10 +76,23 @@ extension InteropTestService {
   }
 
   /// Writes one response per `response_parameters` entry, sleeping `interval_us` before each.
+  ///
+  /// A stream the client ends is recorded once (tests wait for that record): when a write
+  /// fails, or when the RPC is seen cancelled. The second is needed because the transport may
+  /// accept and drop writes after the client reset the stream. The handler writes on after a
+  /// cancellation, as the transport also cancels RPCs when the server shuts down gracefully and
+  /// those must complete.
   func respond(
     to request: Grpc_Testing_StreamingOutputCallRequest,
-    with writer: RPCWriter<Grpc_Testing_StreamingOutputCallResponse>
+    with writer: RPCWriter<Grpc_Testing_StreamingOutputCallResponse>,
+    context: ServerContext
   ) async throws {
+    var recorded = false
+    func recordEnd() {
+      guard !recorded else { return }
+      recorded = true
+      self.recorder.streamEndedEarly()
+    }
     do {
       for parameters in request.responseParameters {
         if parameters.intervalUs > 0 {
@@ -89,10 +102,12 @@ extension InteropTestService {
         response.payload = Self.payload(size: parameters.size)
         try await writer.write(response)
         self.recorder.streamedResponseWritten()
+        if context.cancellation.isCancelled {
+          recordEnd()
+        }
       }
     } catch {
-      // The client went away (cancelled, reset the stream): tests wait for this record.
-      self.recorder.streamEndedEarly()
+      recordEnd()
       throw error
     }
   }

@@ -65,7 +65,7 @@ struct InteropTestService: Grpc_Testing_TestService.StreamingServiceProtocol {
     let echo = try self.begin(request.metadata, context)
     let message = try await Self.single(request.messages)
     return StreamingServerResponse(metadata: echo.initial) { writer in
-      try await self.respond(to: message, with: writer)
+      try await self.respond(to: message, with: writer, context: context)
       try Self.failIfAsked(message.responseStatus, trailers: echo.trailing)
       return echo.trailing
     }
@@ -97,7 +97,7 @@ struct InteropTestService: Grpc_Testing_TestService.StreamingServiceProtocol {
     return StreamingServerResponse(metadata: echo.initial) { writer in
       for try await message in request.messages {
         try Self.failIfAsked(message.responseStatus, trailers: echo.trailing)
-        try await self.respond(to: message, with: writer)
+        try await self.respond(to: message, with: writer, context: context)
       }
       return echo.trailing
     }
@@ -115,7 +115,7 @@ struct InteropTestService: Grpc_Testing_TestService.StreamingServiceProtocol {
       }
       for message in messages {
         try Self.failIfAsked(message.responseStatus, trailers: echo.trailing)
-        try await self.respond(to: message, with: writer)
+        try await self.respond(to: message, with: writer, context: context)
       }
       return echo.trailing
     }

@@ -16,6 +16,14 @@ struct ConcurrentDrivingTests {
   /// 10,000; `GRPC_CALLS_DRIVING_CALLS` lowers it where each call is slow to run, as under
   /// ThreadSanitizer (scripts/test-sanitized.sh runs 1,000).
   static let total = ProcessInfo.processInfo.environment["GRPC_CALLS_DRIVING_CALLS"].flatMap { Int($0) } ?? 10_000
+  /// A quarter of the calls cancel, most after their stream opened, which resets it. The
+  /// server closes a connection that reset 200 streams within 30 s (swift-nio-http2's
+  /// rapid-reset protection; README, "Reliability"), failing the calls in flight on it; and a
+  /// close with streams in flight can trip a debug assertion in grpc-swift-nio-transport
+  /// ("Can't close stream N, it wasn't open"), which ends the test process. So each channel
+  /// carries 512 calls, 128 resets at most; `CancellationTests.manyResets` shows a channel
+  /// carrying on past the limit.
+  static let callsPerChannel = 512
 
   @Test("10,000 calls: each thread's writes arrive in its order; one close; nothing after it")
   func tenThousandCalls() async throws {
@@ -29,6 +37,8 @@ struct ConcurrentDrivingTests {
       var outcomes = Outcomes()
       try await withThrowingTaskGroup(of: Outcomes.self) { group in
         func launch(_ index: Int) throws {
+          // A new channel every `callsPerChannel` calls: see there.
+          options.channelId = index / Self.callsPerChannel
           let (call, recorder) = try server.call("FullDuplexCall", options: options)
           group.addTask { await Self.drive(call, recorder, cancels: index % 4 == 3) }
         }
@@ -46,15 +56,6 @@ struct ConcurrentDrivingTests {
       }
       #expect(outcomes.calls == total)
       #expect(outcomes.failures.isEmpty, "\(outcomes.failures.prefix(5))")
-      // A quarter of the calls cancel, many after their stream opened: each of those resets a
-      // stream, and the server closes a connection that reset 200 streams within 30 s
-      // (swift-nio-http2's rapid-reset protection; README, "Reliability"). The calls in flight
-      // on it fail with UNAVAILABLE: at most `inFlight` for each connection the server closed.
-      let closedConnections = server.recorder.acceptedConnections - 1
-      #expect(
-        outcomes.connectionLost <= inFlight * closedConnections,
-        "\(outcomes.connectionLost) calls lost their connection; the server closed \(closedConnections)"
-      )
       // Some calls were cancelled before their close, and some were not.
       #expect(outcomes.cancelled > 0)
       #expect(outcomes.completed > 0)
@@ -65,15 +66,12 @@ struct ConcurrentDrivingTests {
     var calls = 0
     var cancelled = 0
     var completed = 0
-    /// Calls that failed because their connection closed under them.
-    var connectionLost = 0
     var failures: [String] = []
 
     mutating func add(_ other: Outcomes) {
       self.calls += other.calls
       self.cancelled += other.cancelled
       self.completed += other.completed
-      self.connectionLost += other.connectionLost
       self.failures += other.failures
     }
   }
@@ -106,9 +104,6 @@ struct ConcurrentDrivingTests {
       outcome.completed = 1
     case .cancelled?:
       outcome.cancelled = 1
-    case .unavailable? where close.error?.message == "Stream unexpectedly closed.":
-      // The transport's word for a stream whose connection closed (see the test).
-      outcome.connectionLost = 1
     case let code?:
       outcome.failures.append("closed with \(code): \(close.error!)")
     }
