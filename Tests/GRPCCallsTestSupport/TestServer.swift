@@ -54,7 +54,7 @@ public struct TestServer: Sendable {
 
   /// Whether the server saw its response stream ended from the client side (a write failed, or
   /// the RPC was cancelled by the client's RST_STREAM): waits for the server's own record
-  /// (``InteropServerRecorder/streamsEndedEarly``), rather than sampling its progress.
+  /// (`InteropServerRecorder.streamsEndedEarly`), rather than sampling its progress.
   ///
   /// How many responses the handler wrote says nothing here: after the reset the transport may
   /// accept its writes and drop them.
