@@ -28,10 +28,7 @@ for run in $(seq 1 "$runs"); do
   if swift test --skip-build ${SWIFT_TEST_ARGS:-} >"$log" 2>&1; then
     echo "run $run/$runs under load: $(grep -E '^✔ Test run' "$log" | tail -1) ($(( $(date +%s) - start )) s)"
   else
-    grep -E '^✘|error:|Fatal error|Assertion failed|Precondition failed' "$log" | head -40
-    # A trap prints a backtrace: show the crashed thread's frames.
-    grep -E 'Program crashed' "$log" | head -3
-    grep -A 60 -E '^Thread [0-9]+.* crashed:' "$log" | head -80
+    scripts/show-test-failures.sh "$log"
     echo "run $run/$runs under load FAILED ($(( $(date +%s) - start )) s); full log: $log" >&2
     exit 1
   fi
