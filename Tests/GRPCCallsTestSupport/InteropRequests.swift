@@ -18,6 +18,16 @@ public enum InteropRequests {
     return request
   }
 
+  /// A StreamingOutputCall request for 30 s of small responses, one every 10 ms: only a
+  /// cancel can end its stream early.
+  public static func longStream() -> Grpc_Testing_StreamingOutputCallRequest {
+    var request = Self.stream(count: 3000, size: 10)
+    for index in request.responseParameters.indices {
+      request.responseParameters[index].intervalUs = 10_000
+    }
+    return request
+  }
+
   /// A UnaryCall request whose response message is exactly `responseBytes` long on the wire.
   public static func unary(responseBytes: Int) throws -> Grpc_Testing_SimpleRequest {
     var request = Grpc_Testing_SimpleRequest()

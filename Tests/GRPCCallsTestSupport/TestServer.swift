@@ -63,6 +63,14 @@ public struct TestServer: Sendable {
     // and record the end (.ci/run's under-load pass once took over 30 s).
     await eventually(upTo: 120) { self.recorder.streamsEndedEarly > 0 ? true : nil } == true
   }
+
+  /// What the server's streaming handlers did, for a failure message: responses written,
+  /// streams ended by the client, streams written to their end.
+  public var streamProgress: String {
+    let recorder = self.recorder
+    return "the server's handlers wrote \(recorder.streamedResponses) responses; "
+      + "\(recorder.streamsEndedEarly) stream(s) ended by the client, \(recorder.streamsCompleted) written to their end"
+  }
 }
 
 /// Runs `body` against a fresh server (plaintext, or TLS with `tls`) and pool, then tears both

@@ -101,11 +101,7 @@ struct AsyncProtoCallTests {
   @Test("cancelling the task cancels the RPC: CANCELLED, and the server stops streaming")
   func taskCancellation() async throws {
     try await withTestServer { server in
-      // 30 s of responses, so that only the cancel can end the stream early.
-      var request = InteropRequests.stream(count: 3000, size: 10)
-      for index in request.responseParameters.indices {
-        request.responseParameters[index].intervalUs = 10_000
-      }
+      let request = InteropRequests.longStream()
       let first = LockedValue(false)
       let service = server.service()
       let task = Task {
@@ -127,7 +123,7 @@ struct AsyncProtoCallTests {
         (error as? GRPCError)?.code == .cancelled
       }
       let stopped = await server.streamStopped()
-      #expect(stopped, "the server kept streaming")
+      #expect(stopped, "the server kept streaming: \(server.streamProgress)")
     }
   }
 
@@ -154,6 +150,7 @@ struct AsyncProtoCallTests {
         #expect(held != nil, "the server never stopped sending")
         return held ?? Int.max
       }
+      let left = ContinuousClock.now
       #expect(sent <= FlowControlBounds.wireLead(window: 1 << 20), "the server sent \(sent >> 10) KiB ahead")
       // Leaving the body cancelled the call: the server's own record says its stream was ended,
       // and what went on the wire stayed within the windows.
@@ -163,7 +160,8 @@ struct AsyncProtoCallTests {
         stopped && total != nil && total! <= FlowControlBounds.wireLead(window: 1 << 20),
         """
         the server saw its stream ended: \(stopped); \(proxy.serverBytes >> 10) KiB reached the client \
-        (its handler wrote \(server.recorder.streamedResponses) of \(messages) messages)
+        (its handler wrote \(server.recorder.streamedResponses) of \(messages) messages); \(server.streamProgress)\
+        \(server.recorder.lastStreamCompletion.map { "; the handler ended its stream \($0 - left) after the body was left" } ?? "")
         """
       )
     }

@@ -83,7 +83,7 @@ struct ProtoCallTests {
       #expect(close.error?.message == "Unable to parse response from the server")
       #expect(recorder.messages.isEmpty)
       let stopped = await server.streamStopped()
-      #expect(stopped, "the server kept streaming")
+      #expect(stopped, "the server kept streaming: \(server.streamProgress)")
     }
   }
 
@@ -110,7 +110,7 @@ struct ProtoCallTests {
       let close = try #require(await recorder.waitForClose())
       #expect(close.error?.code == .cancelled)
       let stopped = await server.streamStopped()
-      #expect(stopped, "the server kept streaming")
+      #expect(stopped, "the server kept streaming: \(server.streamProgress)")
     }
   }
 

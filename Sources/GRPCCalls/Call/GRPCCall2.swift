@@ -45,6 +45,10 @@ public final class GRPCCall2: Sendable {
     var queued: [StateMachine.RequestAction] = []
     /// Whether a thread is performing queued actions: only one does, so they leave in order.
     var performing = false
+    /// The call closed while a thread was performing: that thread still performs what is
+    /// queued (a cancel that raced it, whose close was delivered already), then lets go of the
+    /// head.
+    var releaseHeadWhenPerformed = false
     /// The call keeps itself alive from start to close, so the caller need not.
     var keepAlive: GRPCCall2?
     /// How many drains were scheduled: hops to the handler's queue (for tests).
@@ -228,16 +232,21 @@ public final class GRPCCall2: Sendable {
       for action in batch.actions {
         Self.perform(action, on: batch.head, requestOptions: self.requestOptions, callOptions: self.callOptions)
       }
-      next = self.state.withLock { state -> Batch? in
-        // The close lets go of the head and of what was still queued.
+      let released: (any RequestLink)?
+      (next, released) = self.state.withLock { state -> (Batch?, (any RequestLink)?) in
         guard !state.queued.isEmpty, let head = state.head else {
           state.queued = []
           state.performing = false
-          return nil
+          guard state.releaseHeadWhenPerformed else { return (nil, nil) }
+          // The call closed meanwhile, and left the head to this thread.
+          state.releaseHeadWhenPerformed = false
+          defer { state.head = nil }
+          return (nil, state.head)
         }
         defer { state.queued = [] }
-        return Batch(actions: state.queued, head: head)
+        return (Batch(actions: state.queued, head: head), nil)
       }
+      withExtendedLifetime(released) {}
     }
   }
 
@@ -315,12 +324,20 @@ public final class GRPCCall2: Sendable {
         guard let delivery = state.machine.nextDelivery() else { return nil }
         guard case .close = delivery else { return (delivery, nil) }
         // The close is the last event: let go of the chain and of the call's own reference.
+        // Unless a thread is performing actions: what it has still to perform must reach the
+        // chain (a cancel queued behind it closes the call before it reaches the transport),
+        // so that thread lets go of the head when it is done.
+        let keepHead = state.performing
         defer {
-          state.head = nil
           state.keepAlive = nil
-          state.queued = []
+          if keepHead {
+            state.releaseHeadWhenPerformed = true
+          } else {
+            state.head = nil
+            state.queued = []
+          }
         }
-        return (delivery, Released(head: state.head, call: state.keepAlive))
+        return (delivery, Released(head: keepHead ? nil : state.head, call: state.keepAlive))
       }
       guard let (delivery, released) = taken else { return }
       switch delivery {

@@ -22,6 +22,8 @@ public final class InteropServerRecorder: Sendable {
     var rpcs: [ReceivedRPC] = []
     var streamedResponses = 0
     var streamsEndedEarly = 0
+    var streamsCompleted = 0
+    var lastStreamCompletion: ContinuousClock.Instant?
     var attempts: [String: Int] = [:]
   }
 
@@ -74,6 +76,21 @@ public final class InteropServerRecorder: Sendable {
   /// may accept the handler's writes and drop them, so a handler can write its whole stream
   /// although only a window's worth went on the wire.
   public var streamsEndedEarly: Int { self.state.withLock { $0.streamsEndedEarly } }
+
+  /// How many response streams the handler wrote to their end without seeing the client end
+  /// them: with ``streamsEndedEarly`` and ``streamedResponses``, tells a test whose client
+  /// cancelled whether the cancel reached the server at all.
+  public var streamsCompleted: Int { self.state.withLock { $0.streamsCompleted } }
+
+  /// When a handler last wrote a response stream to its end (see ``streamsCompleted``).
+  public var lastStreamCompletion: ContinuousClock.Instant? { self.state.withLock { $0.lastStreamCompletion } }
+
+  func streamCompleted() {
+    self.state.withLock {
+      $0.streamsCompleted += 1
+      $0.lastStreamCompletion = .now
+    }
+  }
 
   func streamEndedEarly() {
     self.state.withLock { $0.streamsEndedEarly += 1 }

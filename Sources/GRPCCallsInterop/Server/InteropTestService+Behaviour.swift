@@ -106,6 +106,9 @@ extension InteropTestService {
           recordEnd()
         }
       }
+      if !recorded {
+        self.recorder.streamCompleted()
+      }
     } catch {
       recordEnd()
       throw error

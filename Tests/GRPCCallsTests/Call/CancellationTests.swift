@@ -147,10 +147,78 @@ struct CancellationTests {
     }
   }
 
+  @Test("a cancel made while another thread performs the call's actions still reaches the server")
+  func cancelWhileAnotherThreadPerforms() async throws {
+    try await withTestServer { server in
+      let gate = DemandGate()
+      var options = server.options
+      options.enableFlowControl = true
+      options.interceptorFactories = [GRPCClosureInterceptorFactory { HeldDemandInterceptor(manager: $0, gate: gate) }]
+      let (call, recorder) = try server.call("StreamingOutputCall", options: options)
+      let request = InteropRequests.longStream()
+      call.start()
+      call.writeData(try request.bytes)
+      call.finish()
+      // The server's handler runs: a cancel now has a stream to end.
+      #expect(await eventually { server.recorder.streamedResponses > 0 ? true : nil } == true)
+      // Another thread asks for a message and is held inside the call's chain: it is the
+      // thread performing the call's actions, so the cancel below is queued behind it, and the
+      // cancel's close reaches the handler first.
+      Thread.detachNewThread { call.receiveNextMessages(1) }
+      #expect(await eventually { gate.isHolding ? true : nil } == true)
+      call.cancel()
+      let close = try #require(await recorder.waitForClose())
+      #expect(close.error?.code == .cancelled)
+      gate.release()
+      let stopped = await server.streamStopped()
+      #expect(stopped, "the cancel never left the client: \(server.streamProgress)")
+    }
+  }
+
   /// Waits a little and checks the recorder saw one close, last, and nothing after it.
   static func expectNothingMoreArrives(_ recorder: CallRecorder) async throws {
     try await Task.sleep(for: .milliseconds(200))
     #expect(recorder.closeCount == 1)
     #expect(recorder.deliveryContractHeld)
+  }
+}
+
+/// Holds the thread that brings a demand into ``HeldDemandInterceptor`` until released.
+private final class DemandGate: Sendable {
+  private let holding = LockedValue(false)
+  private let released = DispatchSemaphore(value: 0)
+
+  var isHolding: Bool { self.holding.withLock { $0 } }
+
+  /// Blocks the calling thread until ``release()``.
+  func hold() {
+    self.holding.withLock { $0 = true }
+    self.released.wait()
+  }
+
+  func release() {
+    self.released.signal()
+  }
+}
+
+/// An inline interceptor whose first demand blocks its thread at the gate, then passes on.
+private final class HeldDemandInterceptor: GRPCInterceptor, @unchecked Sendable {
+  private let gate: DemandGate
+  private let held = LockedValue(false)
+
+  init(manager: GRPCInterceptorManager, gate: DemandGate) {
+    self.gate = gate
+    super.init(manager: manager, executesInline: true)
+  }
+
+  override func receiveNextMessages(_ count: Int) {
+    let first = self.held.withLock { held in
+      defer { held = true }
+      return !held
+    }
+    if first {
+      self.gate.hold()
+    }
+    super.receiveNextMessages(count)
   }
 }

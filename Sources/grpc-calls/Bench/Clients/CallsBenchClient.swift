@@ -39,31 +39,9 @@ struct CallsBenchClient: BenchClient {
     self.options = options
   }
 
-  /// Waits for the close with one continuation, the least a callback API can be awaited with
-  /// (a stream of events per call, as the streaming scenarios use, costs more than the call).
   func unary(_ request: Data) async throws -> Int {
-    let requestOptions = try self.requestOptions(BenchMethod.unary)
-    return try await withCheckedThrowingContinuation { (done: CheckedContinuation<Int, any Error>) in
-      // The handler's callbacks for one call run one at a time, in order: the size is complete
-      // when the close runs.
-      let size = LockedValue(0)
-      let handler = GRPCCallbackResponseHandler(queue: self.queue) { data in
-        size.withLock { $0 += (data as? Data)?.count ?? 0 }
-      } onClose: { _, error in
-        if let error {
-          done.resume(throwing: error)
-        } else {
-          done.resume(returning: size.withLock { $0 })
-        }
-      }
-      let call = self.newCall(requestOptions, handler: handler)
-      call.receiveNextMessages(1)
-      call.start()
-      call.writeData(request)
-      call.finish()
-    }
+    try await self.countedResponses(BenchMethod.unary, request: request, demand: 1).bytes
   }
-
   /// Drives the exchange from the handler, as a callback API is used: each response's callback
   /// writes the next request (the bench's task only waits for the close).
   func pingPong(rounds: Int, request: Data, lap: @escaping @Sendable () -> Void) async throws {
@@ -109,35 +87,46 @@ struct CallsBenchClient: BenchClient {
   }
 
   func serverStream(_ request: Data) async throws -> (messages: Int, bytes: Int) {
-    let (call, events) = try self.makeCall(BenchMethod.streamingOutput)
     // Under flow control, ask for everything: this scenario measures throughput.
-    call.receiveNextMessages(Int.max / 2)
-    call.start()
-    call.writeData(request)
-    call.finish()
-    var result = (messages: 0, bytes: 0)
-    for try await message in events {
-      result.messages += 1
-      result.bytes += message.count
-    }
-    return result
+    try await self.countedResponses(BenchMethod.streamingOutput, request: request, demand: Int.max / 2)
   }
 
   func close() {
     self.pool.disconnectAll()
   }
 
-  /// A call whose responses arrive as a stream that ends at the close (throwing on error).
-  private func makeCall(
-    _ method: String
-  ) throws -> (GRPCCall2, AsyncThrowingStream<Data, any Error>) {
-    let (events, continuation) = AsyncThrowingStream.makeStream(of: Data.self)
-    let handler = GRPCCallbackResponseHandler(queue: self.queue) { data in
-      continuation.yield(data as? Data ?? Data())
-    } onClose: { _, error in
-      continuation.finish(throwing: error)
+  /// Makes a call of one request, counts its responses in the handler, as a callback API is
+  /// used, and waits for the close with one continuation, the least a callback API can be
+  /// awaited with (an `AsyncThrowingStream` of the responses cost a task switch per message,
+  /// which is the bench's, not the library's).
+  private func countedResponses(
+    _ method: String,
+    request: Data,
+    demand: Int
+  ) async throws -> (messages: Int, bytes: Int) {
+    let requestOptions = try self.requestOptions(method)
+    return try await withCheckedThrowingContinuation { done in
+      // The handler's callbacks for one call run one at a time, in order: the counts are
+      // complete when the close runs.
+      let counts = LockedValue((messages: 0, bytes: 0))
+      let handler = GRPCCallbackResponseHandler(queue: self.queue) { data in
+        counts.withLock { counts in
+          counts.messages += 1
+          counts.bytes += (data as? Data)?.count ?? 0
+        }
+      } onClose: { _, error in
+        if let error {
+          done.resume(throwing: error)
+        } else {
+          done.resume(returning: counts.withLock { $0 })
+        }
+      }
+      let call = self.newCall(requestOptions, handler: handler)
+      call.receiveNextMessages(demand)
+      call.start()
+      call.writeData(request)
+      call.finish()
     }
-    return (self.newCall(try self.requestOptions(method), handler: handler), events)
   }
 
   /// A call with this client's options and pool.
