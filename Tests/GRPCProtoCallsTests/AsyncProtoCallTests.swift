@@ -135,8 +135,9 @@ struct AsyncProtoCallTests {
       options.http2TargetWindowSize = 1 << 20
       let messages = 2000
       let messageSize = 64 * 1024
-      // Through a proxy that counts the bytes the server sends (FlowControlBounds.wireLead).
-      let proxy = try FaultProxy(upstreamPort: server.server.port)
+      // Through a proxy that counts the bytes the server sends (FlowControlBounds.wireLead) and
+      // keeps the client's.
+      let proxy = try FaultProxy(upstreamPort: server.server.port, recordingClientBytes: true)
       defer { proxy.close() }
       let sent = try await server.service(options: options, host: "127.0.0.1:\(proxy.port)").serverStreaming(
         method: "StreamingOutputCall",
@@ -152,13 +153,23 @@ struct AsyncProtoCallTests {
       }
       let left = ContinuousClock.now
       #expect(sent <= FlowControlBounds.wireLead(window: 1 << 20), "the server sent \(sent >> 10) KiB ahead")
-      // Leaving the body cancelled the call: the server's own record says its stream was ended,
-      // and what went on the wire stayed within the windows.
-      let stopped = await server.streamStopped()
+      // Leaving the body cancelled the call: the client reset the stream, the server's own record
+      // says its stream was ended, and what went on the wire stayed within the windows. Unless
+      // the server's handler had written its whole stream before the body was left:
+      // grpc-swift-nio-transport's server does not always hold a handler's writes back when the
+      // client's window is full (under load a handler once wrote all 2,000 messages, 125 MiB,
+      // into the server's buffers while 1.5 MiB reached the client), and the reset then finds
+      // no handler to stop.
+      let reset = await eventually {
+        RecordedHTTP2Frame.parse(clientBytes: proxy.clientBytes).contains(where: \.isReset) ? true : nil
+      } == true
+      let finishedFirst = server.recorder.lastStreamCompletion.map { $0 < left } ?? false
+      let stopped = finishedFirst ? false : await server.streamStopped()
       let total = await steadyValue { proxy.serverBytes }
       #expect(
-        stopped && total != nil && total! <= FlowControlBounds.wireLead(window: 1 << 20),
+        reset && (stopped || finishedFirst) && total != nil && total! <= FlowControlBounds.wireLead(window: 1 << 20),
         """
+        the client reset the stream: \(reset); \
         the server saw its stream ended: \(stopped); \(proxy.serverBytes >> 10) KiB reached the client \
         (its handler wrote \(server.recorder.streamedResponses) of \(messages) messages); \(server.streamProgress)\
         \(server.recorder.lastStreamCompletion.map { "; the handler ended its stream \($0 - left) after the body was left" } ?? "")

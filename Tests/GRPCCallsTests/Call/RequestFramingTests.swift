@@ -71,7 +71,7 @@ func withFramingProxy(
     let proxy = try FaultProxy(upstreamPort: server.server.port, recordingClientBytes: true)
     defer { proxy.close() }
     let streams = try await body(server, "127.0.0.1:\(proxy.port)")
-    let frames = HTTP2Frame.parse(clientBytes: proxy.clientBytes)
+    let frames = RecordedHTTP2Frame.parse(clientBytes: proxy.clientBytes)
     let dataByStream = Dictionary(grouping: frames.filter(\.isData), by: \.streamID)
     #expect(dataByStream.count == streams, "\(frames)")
     let readEnds = proxy.clientReadEnds
