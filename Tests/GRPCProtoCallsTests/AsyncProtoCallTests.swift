@@ -170,8 +170,8 @@ struct AsyncProtoCallTests {
         reset && (stopped || finishedFirst) && total != nil && total! <= FlowControlBounds.wireLead(window: 1 << 20),
         """
         the client reset the stream: \(reset); \
-        the server saw its stream ended: \(stopped); \(proxy.serverBytes >> 10) KiB reached the client \
-        (its handler wrote \(server.recorder.streamedResponses) of \(messages) messages); \(server.streamProgress)\
+        the server saw its stream ended: \(stopped); \(proxy.serverBytes >> 10) KiB reached the client; \
+        the stream asked for \(messages) messages: \(server.streamProgress)\
         \(server.recorder.lastStreamCompletion.map { "; the handler ended its stream \($0 - left) after the body was left" } ?? "")
         """
       )

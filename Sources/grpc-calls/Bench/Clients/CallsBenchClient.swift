@@ -42,6 +42,7 @@ struct CallsBenchClient: BenchClient {
   func unary(_ request: Data) async throws -> Int {
     try await self.countedResponses(BenchMethod.unary, request: request, demand: 1).bytes
   }
+
   /// Drives the exchange from the handler, as a callback API is used: each response's callback
   /// writes the next request (the bench's task only waits for the close).
   func pingPong(rounds: Int, request: Data, lap: @escaping @Sendable () -> Void) async throws {
