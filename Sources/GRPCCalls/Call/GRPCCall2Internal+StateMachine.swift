@@ -52,6 +52,9 @@ extension GRPCCall2Internal {
     private(set) var requestsFinished = false
     /// No more requests will be sent: the RPC was cancelled or is over.
     private var requestsEnded = false
+    /// Whether no request will be added: the application finished, or the RPC took every
+    /// request, was cancelled or is over.
+    var requestSideEnded: Bool { self.requestsFinished || self.requestsEnded }
     private var writer: CheckedContinuation<Void, Never>?
     private(set) var flowControl = false
     private(set) var demand = 0

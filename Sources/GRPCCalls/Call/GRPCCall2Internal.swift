@@ -308,13 +308,23 @@ final class GRPCCall2Internal: Sendable {
     }
   }
 
-  /// Waits for a unit of demand before a response message goes up (flow control); `false`
-  /// when the call was cancelled meanwhile.
-  func takeDemand() async -> Bool {
+  /// What a response message found when it asked for demand (flow control).
+  enum DemandOutcome: Sendable, Equatable {
+    /// The application had asked for it already.
+    case available
+    /// It waited for the application to ask: the application reads slower than the server
+    /// sends.
+    case waited
+    /// The call was cancelled meanwhile.
+    case cancelled
+  }
+
+  /// Waits for a unit of demand before a response message goes up (flow control).
+  func takeDemand() async -> DemandOutcome {
     if let ready = self.state.withLock({ $0.machine.takeDemand(reader: nil) }) {
-      return ready
+      return ready ? .available : .cancelled
     }
-    return await withTaskCancellationHandler {
+    let ready = await withTaskCancellationHandler {
       await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
         if let ready = self.state.withLock({ $0.machine.takeDemand(reader: continuation) }) {
           continuation.resume(returning: ready)
@@ -323,6 +333,13 @@ final class GRPCCall2Internal: Sendable {
     } onCancel: {
       self.endRequests()
     }
+    return ready ? .waited : .cancelled
+  }
+
+  /// Whether no more requests will be sent: the application finished (or every request was
+  /// known at the start), or the RPC was cancelled.
+  var requestSideEnded: Bool {
+    self.state.withLock { $0.machine.requestSideEnded }
   }
 
   /// Whether response messages wait for demand.

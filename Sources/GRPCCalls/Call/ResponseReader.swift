@@ -31,7 +31,7 @@ struct ResponseReader {
         case .message(let message):
           // With flow control, each message waits for a unit of demand; the reader pulls the
           // next part only after that, so at most one message waits in this layer.
-          if flowControlled, !(await self.runner.takeDemand()) {
+          if flowControlled, await self.runner.takeDemand() == .cancelled {
             throw CancellationError()
           }
           // Returning early (a parse failure) ends the RPC, which cancels it on the server.

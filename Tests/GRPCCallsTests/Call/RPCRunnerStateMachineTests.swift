@@ -38,6 +38,32 @@ struct RPCRunnerStateMachineTests {
     #expect(machine.nextRequest().value == 1)
   }
 
+  @Test("the request side has ended after the finish, a cancel, or the close, and not before")
+  func requestSideEnded() {
+    var open = Machine()
+    _ = open.start(writes: [1], finish: false, flowControl: false)
+    #expect(!open.requestSideEnded)
+    _ = open.write(2)
+    #expect(!open.requestSideEnded)
+
+    var finished = open
+    _ = finished.finish()
+    #expect(finished.requestSideEnded)
+
+    var cancelled = open
+    _ = cancelled.cancel(.app)
+    #expect(cancelled.requestSideEnded)
+
+    var closed = open
+    let first = closed.close()
+    #expect(first)
+    #expect(closed.requestSideEnded)
+
+    var allKnown = Machine()
+    _ = allKnown.start(writes: [1], finish: true, flowControl: false)
+    #expect(allKnown.requestSideEnded)
+  }
+
   @Test("a writer does not park while a request waits: the request is not consumed by parking")
   func parkingKeepsTheRequest() async {
     var machine = Machine()
