@@ -10,9 +10,9 @@ public import GRPCCore
 /// interceptor is made when this one first passes a request on, so an interceptor that answers
 /// a call itself causes no network activity.
 ///
-/// The manager delivers the interceptor's own events on a serial queue that targets the
-/// interceptor's ``GRPCInterceptor/dispatchQueue``: one at a time, in order, even when that queue
-/// is concurrent. Events that arrive together run in one block on that queue (a unary call's
+/// The manager delivers the interceptor's own events on the interceptor's
+/// ``GRPCInterceptor/dispatchQueue``, in one block at a time: one event at a time, in order, even
+/// when that queue is concurrent. Events that arrive together run in one block on that queue (a unary call's
 /// start, message and finish; its headers, message and close), and the requests the interceptor
 /// passes on while it handles them go to the next element together when the block ends. An
 /// interceptor that ``GRPCInterceptor/executesInline`` gets them on the thread that delivers
@@ -28,9 +28,6 @@ public import GRPCCore
 /// ``shutDown()`` does the same earlier, for an interceptor that is done before then; nothing
 /// reaches the interceptor after it.
 public final class GRPCInterceptorManager: Sendable {
-  /// Runs the interceptor's events; targets the interceptor's queue once it exists.
-  let queue: DispatchQueue
-  private let queueKey = DispatchSpecificKey<Void>()
   private let state: LockedValue<State>
 
   private struct State {
@@ -48,6 +45,10 @@ public final class GRPCInterceptorManager: Sendable {
     /// Inline interceptors: whether a thread is running the interceptor's events, which one,
     /// and the events that arrived meanwhile, which it runs next.
     var inline = false
+    /// The queue a queued interceptor's events run on, once the interceptor is attached.
+    var queue: DispatchQueue?
+    /// The thread running the interceptor's events now: an inline interceptor's deliverer, or
+    /// the queue's block.
     var performer: pthread_t?
     /// Events waiting to run: for an inline interceptor, those that came while a thread ran
     /// it; for a queued one, those that came since its block was scheduled.
@@ -79,19 +80,23 @@ public final class GRPCInterceptorManager: Sendable {
   }
 
   init(rest: InterceptorChain, previous: any ResponseLink) {
-    self.queue = DispatchQueue(label: "grpc-calls.interceptor-manager", attributes: .initiallyInactive)
     self.state = LockedValue(State(previous: previous, rest: rest))
-    self.queue.setSpecific(key: self.queueKey, value: ())
   }
 
   /// Attaches the interceptor the factory made and starts delivering to it.
   func attach(_ interceptor: GRPCInterceptor) {
-    self.state.withLock {
-      $0.interceptor = interceptor
-      $0.inline = interceptor.executesInline
+    // What arrived while the factory made the interceptor runs first, on its queue.
+    let waiting = self.state.withLock { state -> Bool in
+      state.interceptor = interceptor
+      state.inline = interceptor.executesInline
+      state.queue = interceptor.dispatchQueue
+      guard !state.pending.isEmpty, state.performer == nil, !state.drainScheduled else { return false }
+      state.drainScheduled = true
+      return true
     }
-    self.queue.setTarget(queue: interceptor.dispatchQueue)
-    self.queue.activate()
+    if waiting {
+      interceptor.dispatchQueue.async { self.drain() }
+    }
   }
 
   /// The factory made no interceptor: this manager is dropped.
@@ -100,9 +105,8 @@ public final class GRPCInterceptorManager: Sendable {
       $0.machine.shutDown()
       $0.previous = nil
       $0.rest = nil
+      $0.pending = []
     }
-    // An inactive queue must not be released.
-    self.queue.activate()
   }
 
   // MARK: Requests, towards the transport
@@ -207,8 +211,8 @@ public final class GRPCInterceptorManager: Sendable {
   }
 
   private func passRequest(_ request: StateMachine.Request, _ outgoing: RequestBatch.Request) {
-    // Making the next interceptor calls its factory: do it on this manager's queue, so it
-    // happens once and in order with every other request, and never under the lock.
+    // Making the next interceptor calls its factory: do it where the interceptor's events run,
+    // so it happens once and in order with every other request, and never under the lock.
     guard self.isRunningInterceptor else {
       self.run { self.passRequest(request, outgoing) }
       return
@@ -247,7 +251,8 @@ public final class GRPCInterceptorManager: Sendable {
   }
 }
 
-// The element above reaches the interceptor through its manager, on the manager's queue.
+// The element above reaches the interceptor through its manager, where the interceptor's events
+// run.
 extension GRPCInterceptorManager: RequestLink {
   func start(
     requestOptions: GRPCRequestOptions,
@@ -283,7 +288,7 @@ extension GRPCInterceptorManager: RequestLink {
     self.onInterceptor { $0.receiveNextMessages(count) }
   }
 
-  /// Runs `event` on the interceptor, on this manager's queue, unless the manager has shut down
+  /// Runs `event` on the interceptor, where its events run, unless the manager has shut down
   /// by then, or `attempt` (for responses) is no longer the current one.
   fileprivate func onInterceptor(
     attempt: Int? = nil,
@@ -301,37 +306,47 @@ extension GRPCInterceptorManager: RequestLink {
 
   /// Whether this thread is running the interceptor's events now.
   private var isRunningInterceptor: Bool {
-    if DispatchQueue.getSpecific(key: self.queueKey) != nil { return true }
-    return self.state.withLock { state in
+    self.state.withLock { state in
       state.performer.map { pthread_equal($0, pthread_self()) != 0 } ?? false
     }
   }
 
-  /// Runs `work` where the interceptor's events run: on the manager's queue, in one block with
-  /// whatever else arrived before that block ran; or, inline, on this thread unless another is
-  /// running them (it then runs `work` after what it has).
+  /// Runs `work` where the interceptor's events run: on the interceptor's queue, in one block
+  /// with whatever else arrived before that block ran; or, inline, on this thread unless another
+  /// is running them (it then runs `work` after what it has).
+  ///
+  /// One block at a time per manager keeps the events in order on a concurrent queue too, and
+  /// needs no queue of the manager's own (one per interceptor per call, made and freed for
+  /// nothing).
   private func run(_ work: @escaping @Sendable () -> Void) {
-    enum Next { case now, later, schedule }
+    enum Next { case now, later, schedule(DispatchQueue) }
     let next = self.state.withLock { state -> Next in
       if state.inline, state.performer == nil {
         state.performer = pthread_self()
         return .now
       }
       state.pending.append(work)
-      guard !state.inline, !state.drainScheduled else { return .later }
+      // Before the interceptor is attached there is no queue yet: `attach` schedules the block.
+      guard !state.inline, !state.drainScheduled, let queue = state.queue else { return .later }
       state.drainScheduled = true
-      return .schedule
+      return .schedule(queue)
     }
     switch next {
     case .now:
       work()
       self.flushRequests()
       self.runPending()
-    case .schedule:
-      self.queue.async { self.runPending() }
+    case .schedule(let queue):
+      queue.async { self.drain() }
     case .later:
       break
     }
+  }
+
+  /// The block on the interceptor's queue: runs what is pending as this thread's.
+  private func drain() {
+    self.state.withLock { $0.performer = pthread_self() }
+    self.runPending()
   }
 
   /// Runs the events waiting to run, a burst at a time, passing on the requests each burst made;
