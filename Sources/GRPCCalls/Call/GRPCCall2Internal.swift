@@ -37,6 +37,9 @@ final class GRPCCall2Internal: Sendable {
     /// Whether the writes of requests known at the start were acknowledged (once per call,
     /// whatever the attempts).
     var knownWritesAcknowledged = false
+    /// Request messages the transport accepted, for telling a stream that answers its requests
+    /// from one that floods the client.
+    var requestsSent = 0
   }
 
   /// - Parameters:
@@ -279,9 +282,13 @@ final class GRPCCall2Internal: Sendable {
     }
   }
 
-  /// Reports `count` accepted writes up the chain, under flow control.
+  /// Counts `count` accepted writes and reports them up the chain, under flow control.
   func acknowledgeWrites(_ count: Int) {
-    guard self.state.withLock({ $0.machine.flowControl }) else { return }
+    let flowControl = self.state.withLock { state in
+      state.requestsSent += count
+      return state.machine.flowControl
+    }
+    guard flowControl else { return }
     for _ in 0..<count {
       self.previous.didWrite()
     }
@@ -336,10 +343,15 @@ final class GRPCCall2Internal: Sendable {
     return ready ? .waited : .cancelled
   }
 
-  /// Whether no more requests will be sent: the application finished (or every request was
-  /// known at the start), or the RPC was cancelled.
-  var requestSideEnded: Bool {
-    self.state.withLock { $0.machine.requestSideEnded }
+  /// Whether a stream that has delivered `delivered` response messages floods the client
+  /// rather than answers its requests: no more requests will come (the application finished,
+  /// every request was known at the start, or the RPC was cancelled), or the responses
+  /// outnumber the requests sent by more than two to one (a subscription on a request side left
+  /// open).
+  func floodsClient(delivered: Int) -> Bool {
+    self.state.withLock { state in
+      state.machine.requestSideEnded || delivered > 2 * state.requestsSent + 2
+    }
   }
 
   /// Whether response messages wait for demand.

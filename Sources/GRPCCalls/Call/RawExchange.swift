@@ -86,7 +86,8 @@ struct RawExchange: TransportStreamBody {
   /// which moves its per-message work off the loop's core and lets a reader that waits for
   /// demand be woken without waking the loop (an async server stream of 16-byte messages reads
   /// about 4× faster there). So from the third message on, the reading moves to the pool once
-  /// the request side has ended (a server stream, or a stream the application finished) or a
+  /// the stream floods the client: its request side has ended (a server stream, or a stream the
+  /// application finished), its responses outnumber its requests by more than two to one, or a
   /// message had to wait for demand.
   private func read<Bytes: GRPCContiguousBytes>(
     _ inbound: RPCAsyncSequence<RPCResponsePart<Bytes>, any Error>
@@ -145,7 +146,9 @@ struct RawExchange: TransportStreamBody {
         // Returning early (a parse failure) ends the RPC, which cancels it on the server.
         self.runner.deliver(message: try self.attempt.coder.deserialize(data))
         delivered += 1
-        if leavingTheLoop, delivered >= 2, waitedForDemand || self.runner.requestSideEnded {
+        if leavingTheLoop, delivered >= 2,
+          waitedForDemand || self.runner.floodsClient(delivered: delivered)
+        {
           return nil
         }
 

@@ -12,9 +12,10 @@ public import GRPCCore
 ///
 /// The manager delivers the interceptor's own events on the interceptor's
 /// ``GRPCInterceptor/dispatchQueue``, in one block at a time: one event at a time, in order, even
-/// when that queue is concurrent. Events that arrive together run in one block on that queue (a unary call's
-/// start, message and finish; its headers, message and close), and the requests the interceptor
-/// passes on while it handles them go to the next element together when the block ends. An
+/// when that queue is concurrent. Events that arrive together run in one block on that queue (a
+/// unary call's start, message and finish; its headers, message and close), and the requests the
+/// interceptor passes on while it handles them go to the next element together when the block
+/// ends. An
 /// interceptor that ``GRPCInterceptor/executesInline`` gets them on the thread that delivers
 /// them, still one at a time and in order: a thread that finds another one running the
 /// interceptor leaves its event to that thread. It drops what the call's state does not allow (see <doc:WritingAnInterceptor>):
@@ -42,18 +43,19 @@ public final class GRPCInterceptorManager: Sendable {
     /// Counts ``resetNextInterceptor()``: responses from an earlier attempt's elements are
     /// dropped.
     var attempt = 0
-    /// Inline interceptors: whether a thread is running the interceptor's events, which one,
-    /// and the events that arrived meanwhile, which it runs next.
+    /// Whether the interceptor runs its events on the threads that deliver them.
     var inline = false
-    /// The queue a queued interceptor's events run on, once the interceptor is attached.
+    /// The interceptor's queue, once it is attached.
     var queue: DispatchQueue?
     /// The thread running the interceptor's events now: an inline interceptor's deliverer, or
-    /// the queue's block.
+    /// the block on its queue.
     var performer: pthread_t?
-    /// Events waiting to run: for an inline interceptor, those that came while a thread ran
-    /// it; for a queued one, those that came since its block was scheduled.
+    /// Events waiting to run: those that came before the interceptor was attached, while a
+    /// thread ran it (inline), or since its block was scheduled (queued).
     var pending: [@Sendable () -> Void] = []
-    /// Queued interceptors: whether a block that runs `pending` is scheduled or running.
+    /// Whether a block that runs `pending` is scheduled or running on the interceptor's queue
+    /// (always for a queued interceptor; for an inline one, for events that came before it was
+    /// attached).
     var drainScheduled = false
     /// Requests passed on by the events running now, delivered when they have run.
     var outbox = RequestBatch()
@@ -90,7 +92,7 @@ public final class GRPCInterceptorManager: Sendable {
       state.interceptor = interceptor
       state.inline = interceptor.executesInline
       state.queue = interceptor.dispatchQueue
-      guard !state.pending.isEmpty, state.performer == nil, !state.drainScheduled else { return false }
+      guard !state.pending.isEmpty else { return false }
       state.drainScheduled = true
       return true
     }
@@ -101,12 +103,12 @@ public final class GRPCInterceptorManager: Sendable {
 
   /// The factory made no interceptor: this manager is dropped.
   func discard() {
-    self.state.withLock {
-      $0.machine.shutDown()
-      $0.previous = nil
-      $0.rest = nil
-      $0.pending = []
+    // Released after the lock: the events waiting may hold messages whose deinitializers run.
+    let released = self.state.withLock { state in
+      defer { state.pending = [] }
+      return (state.release(), state.pending)
     }
+    withExtendedLifetime(released) {}
   }
 
   // MARK: Requests, towards the transport
@@ -321,7 +323,8 @@ extension GRPCInterceptorManager: RequestLink {
   private func run(_ work: @escaping @Sendable () -> Void) {
     enum Next { case now, later, schedule(DispatchQueue) }
     let next = self.state.withLock { state -> Next in
-      if state.inline, state.performer == nil {
+      // An inline interceptor whose early events still wait for their block runs them first.
+      if state.inline, state.performer == nil, !state.drainScheduled {
         state.performer = pthread_self()
         return .now
       }

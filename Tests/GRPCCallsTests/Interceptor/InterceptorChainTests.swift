@@ -89,6 +89,61 @@ struct InterceptorChainTests {
     }
   }
 
+  @Test("20 calls at once through interceptors sharing one concurrent queue: each sees its events in order, one at a time")
+  func concurrentQueue() async throws {
+    try await withTestServer { server in
+      let log = InterceptorLog()
+      let queue = DispatchQueue(label: "shared-concurrent", attributes: .concurrent)
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        for index in 0..<20 {
+          group.addTask {
+            var options = server.options
+            options.enableFlowControl = true
+            options.interceptorFactories = [CountingInterceptor.factory("Q\(index)", log: log, queue: queue)]
+            let (recorder, close) = try await Self.pingPong(server, options: options)
+            #expect(close.error == nil)
+            #expect(try Self.payloadSizes(recorder) == [10, 20, 30, 40])
+          }
+        }
+        try await group.waitForAll()
+      }
+      for index in 0..<20 {
+        try await Self.expectCounts(log, name: "Q\(index)")
+        // A call's events in the order the call made them: start, then each round's demand and
+        // write, then the finish.
+        let requests = log.all.filter { $0.hasPrefix("Q\(index).") && !$0.hasSuffix("didWriteData") }
+          .map { $0.dropFirst("Q\(index).".count) }
+          .filter { ["start", "write", "finish"].contains($0) }
+        #expect(requests == ["start", "write", "write", "write", "write", "finish"], "\(requests)")
+      }
+      #expect(!log.all.contains { $0.hasSuffix("off-queue") }, "\(log.all.filter { $0.hasSuffix("off-queue") })")
+    }
+  }
+
+  @Test("200 writes in a burst through an interceptor on a concurrent queue reach the server in order")
+  func concurrentQueueBurst() async throws {
+    try await withTestServer { server in
+      let log = InterceptorLog()
+      let queue = DispatchQueue(label: "burst-concurrent", attributes: .concurrent)
+      var options = server.options
+      options.interceptorFactories = [CountingInterceptor.factory("B", log: log, queue: queue)]
+      let (call, recorder) = try server.client.makeCall("FullDuplexCall", options: options)
+      call.start()
+      for size in 1...200 {
+        var request = Grpc_Testing_StreamingOutputCallRequest()
+        request.responseParameters = [InteropRequests.parameters(size: Int32(size))]
+        call.writeData(try request.bytes)
+      }
+      call.finish()
+      let close = try #require(await recorder.waitForClose())
+      #expect(close.error == nil)
+      // The server answers each request in the order it got them.
+      #expect(try Self.payloadSizes(recorder) == Array(1...200))
+      #expect(log.count("B", "write") == 200)
+      #expect(!log.all.contains { $0.hasSuffix("off-queue") })
+    }
+  }
+
   @Test("each interceptor's events run on its own queue; requests go down in order, responses up in reverse")
   func chainOrderAndQueues() async throws {
     try await withTestServer { server in

@@ -49,29 +49,45 @@ final class CountingInterceptor: GRPCInterceptor, @unchecked Sendable {
   /// Set while an event runs: an inline interceptor's events must not overlap either.
   private let running = Atomic(false)
 
-  init(manager: GRPCInterceptorManager, name: String, log: InterceptorLog, host: String? = nil, inline: Bool = false) {
+  /// - Parameter queue: The interceptor's queue (it may be concurrent and shared); a serial
+  ///   queue of its own by default.
+  init(
+    manager: GRPCInterceptorManager,
+    name: String,
+    log: InterceptorLog,
+    host: String? = nil,
+    inline: Bool = false,
+    queue: DispatchQueue? = nil
+  ) {
     self.name = name
     self.log = log
     self.host = host
-    let queue = DispatchQueue(label: "counting.\(name)")
+    let queue = queue ?? DispatchQueue(label: "counting.\(name)")
     self.queueKey = DispatchSpecificKey<String>()
     queue.setSpecific(key: self.queueKey, value: name)
     super.init(manager: manager, dispatchQueue: queue, executesInline: inline)
   }
 
   /// A factory making one per call.
-  static func factory(_ name: String, log: InterceptorLog, host: String? = nil, inline: Bool = false) -> GRPCClosureInterceptorFactory {
+  static func factory(
+    _ name: String,
+    log: InterceptorLog,
+    host: String? = nil,
+    inline: Bool = false,
+    queue: DispatchQueue? = nil
+  ) -> GRPCClosureInterceptorFactory {
     GRPCClosureInterceptorFactory { manager in
-      CountingInterceptor(manager: manager, name: name, log: log, host: host, inline: inline)
+      CountingInterceptor(manager: manager, name: name, log: log, host: host, inline: inline, queue: queue)
     }
   }
 
   private func record(_ event: String) {
-    // Queued: each event on the interceptor's queue. Inline: on any thread, never two at once.
+    // Queued: each event on the interceptor's queue, never two at once (the queue may be
+    // concurrent). Inline: on any thread, never two at once.
     let alone = self.running.exchange(true, ordering: .acquiring) == false
     defer { if alone { self.running.store(false, ordering: .releasing) } }
     let onQueue = DispatchQueue.getSpecific(key: self.queueKey) == self.name
-    let entry = "\(self.name).\((self.executesInline ? alone : onQueue) ? event : "off-queue")"
+    let entry = "\(self.name).\((alone && (self.executesInline || onQueue)) ? event : "off-queue")"
     switch self.matches {
     case nil: self.pending.append(entry)
     case true?: self.log.append([entry])
