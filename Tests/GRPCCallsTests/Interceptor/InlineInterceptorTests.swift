@@ -51,17 +51,8 @@ struct InlineInterceptorTests {
   func concurrentCalls() async throws {
     try await withTestServer { server in
       let log = InterceptorLog()
-      try await withThrowingTaskGroup(of: Void.self) { group in
-        for index in 0..<20 {
-          group.addTask {
-            var options = server.options
-            options.enableFlowControl = true
-            options.interceptorFactories = [CountingInterceptor.factory("I\(index)", log: log, inline: true)]
-            let (_, close) = try await InterceptorChainTests.pingPong(server, options: options)
-            #expect(close.error == nil)
-          }
-        }
-        try await group.waitForAll()
+      try await InterceptorChainTests.pingPongs(20, server) {
+        CountingInterceptor.factory("I\($0)", log: log, inline: true)
       }
       for index in 0..<20 {
         try await InterceptorChainTests.expectCounts(log, name: "I\(index)")

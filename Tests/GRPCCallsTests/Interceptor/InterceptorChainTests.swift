@@ -39,6 +39,28 @@ struct InterceptorChainTests {
     return (recorder, close)
   }
 
+  /// `count` flow-controlled ping-pongs at once, call `index` through the interceptor
+  /// `factory(index)` makes; each must succeed with every response.
+  static func pingPongs(
+    _ count: Int,
+    _ server: TestServer,
+    factory: @escaping @Sendable (_ index: Int) -> any GRPCInterceptorFactory
+  ) async throws {
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for index in 0..<count {
+        group.addTask {
+          var options = server.options
+          options.enableFlowControl = true
+          options.interceptorFactories = [factory(index)]
+          let (recorder, close) = try await Self.pingPong(server, options: options)
+          #expect(close.error == nil)
+          #expect(try Self.payloadSizes(recorder) == [10, 20, 30, 40])
+        }
+      }
+      try await group.waitForAll()
+    }
+  }
+
   static func payloadSizes(_ recorder: CallRecorder) throws -> [Int] {
     try recorder.messages.map {
       try Grpc_Testing_StreamingOutputCallResponse(serializedBytes: $0).payload.body.count
@@ -94,19 +116,7 @@ struct InterceptorChainTests {
     try await withTestServer { server in
       let log = InterceptorLog()
       let queue = DispatchQueue(label: "shared-concurrent", attributes: .concurrent)
-      try await withThrowingTaskGroup(of: Void.self) { group in
-        for index in 0..<20 {
-          group.addTask {
-            var options = server.options
-            options.enableFlowControl = true
-            options.interceptorFactories = [CountingInterceptor.factory("Q\(index)", log: log, queue: queue)]
-            let (recorder, close) = try await Self.pingPong(server, options: options)
-            #expect(close.error == nil)
-            #expect(try Self.payloadSizes(recorder) == [10, 20, 30, 40])
-          }
-        }
-        try await group.waitForAll()
-      }
+      try await Self.pingPongs(20, server) { CountingInterceptor.factory("Q\($0)", log: log, queue: queue) }
       for index in 0..<20 {
         try await Self.expectCounts(log, name: "Q\(index)")
         // A call's events in the order the call made them: start, then each round's demand and
