@@ -15,9 +15,8 @@ public import GRPCCore
 /// when that queue is concurrent. Events that arrive together run in one block on that queue (a
 /// unary call's start, message and finish; its headers, message and close), and the requests the
 /// interceptor passes on while it handles them go to the next element together when the block
-/// ends. An
-/// interceptor that ``GRPCInterceptor/executesInline`` gets them on the thread that delivers
-/// them, still one at a time and in order: a thread that finds another one running the
+/// ends. An interceptor that ``GRPCInterceptor/executesInline`` gets them on the thread that
+/// delivers them, still one at a time and in order: a thread that finds another one running the
 /// interceptor leaves its event to that thread. It drops what the call's state does not allow (see <doc:WritingAnInterceptor>):
 /// a write before start, anything after the close. The close travels up at most once. An
 /// interceptor may retry: ``resetNextInterceptor()`` discards the chain below, and the next
@@ -45,7 +44,9 @@ public final class GRPCInterceptorManager: Sendable {
     var attempt = 0
     /// Whether the interceptor runs its events on the threads that deliver them.
     var inline = false
-    /// The interceptor's queue, once it is attached.
+    /// The interceptor's queue, once it is attached. Kept after the shutdown lets go of the
+    /// interceptor, so that events arriving late still drain (into nothing) instead of waiting
+    /// in `pending`, which would keep the manager alive.
     var queue: DispatchQueue?
     /// The thread running the interceptor's events now: an inline interceptor's deliverer, or
     /// the block on its queue.
