@@ -1,0 +1,129 @@
+internal import Foundation
+internal import GRPCCore
+
+// The attempts of an RPC: the two paths to the core, and gRFC A6 transparent retry.
+extension GRPCCall2Internal {
+  /// Runs `attempt` on the raw path or through `GRPCClient`, again when it failed before its
+  /// stream opened.
+  ///
+  /// gRFC A6 transparent retry: an RPC that failed before its stream opened (its connection
+  /// went away, or none was ready) sent no byte to the server, and one the server refused
+  /// (REFUSED_STREAM) was not processed, so it is tried once more, whatever its retry policy.
+  /// A call that waits for ready tries until a connection takes it (the transport gives up on
+  /// a channel whose connection is being replaced after a few immediate tries), backing off,
+  /// until its deadline or cancellation.
+  func run(_ attempt: RPCAttempt, raw: Bool, waitForReady: Bool) async throws -> RPCOutcome {
+    var pacing = RetryPacing()
+    // A stream asked of a connection that was closing (a GOAWAY, a reset), or of a channel
+    // between two connections, is tried again, backing off, as gRPC core queues a call while
+    // its channel connects: the channel either gets a new connection (usually within
+    // milliseconds; seconds on a busy machine) or fails to, and then says so in other words,
+    // which end the call. The count (about 15 s of tries) only guards against a channel that
+    // stays between connections for good.
+    var racedConnectionRetries = 20
+    while true {
+      do {
+        let outcome = raw ? try await RawExchange.run(runner: self, attempt) : try await self.runOnClient(attempt)
+        // An RPC the server never took is tried again as if it had never left.
+        guard pacing.transparentRetryLeft || waitForReady, self.neverReachedServer(outcome, attempt) else {
+          return outcome
+        }
+        try await pacing.beforeRetry()
+      } catch where (pacing.transparentRetryLeft || waitForReady || racedConnectionRetries > 0) && self.neverLeft(error) {
+        if !pacing.transparentRetryLeft && !waitForReady {
+          // Only a connection that was closing under the stream earns more tries.
+          guard Self.racedClosingConnection(error) else { throw error }
+          racedConnectionRetries -= 1
+        }
+        try await pacing.beforeRetry()
+      }
+    }
+  }
+
+  /// When a failed attempt is tried again: the transparent retry at once, every later try
+  /// after a pause that doubles from 10 ms up to 1 s.
+  private struct RetryPacing {
+    private(set) var transparentRetryLeft = true
+    private var pause = Duration.milliseconds(10)
+
+    mutating func beforeRetry() async throws {
+      if !self.transparentRetryLeft {
+        try await Task.sleep(for: self.pause)
+        self.pause = min(self.pause * 2, .seconds(1))
+      }
+      self.transparentRetryLeft = false
+    }
+  }
+
+  /// Whether `error` says the stream was asked of a connection that was closing, or of a
+  /// channel between two connections (its load balancer had no ready subchannel: the moment
+  /// after a GOAWAY), rather than that the channel has failed to connect (which fails a call
+  /// fast unless it waits for ready). The transport tries 5 times without a pause, so a call
+  /// made in that moment fails unless it is tried again a little later.
+  private static func racedClosingConnection(_ error: any Error) -> Bool {
+    let message = (error as? RPCError)?.message ?? (error as? GRPCError)?.message
+    return Self.racedConnectionMessages.contains(message ?? "")
+  }
+
+  /// The transport's words for a stream asked of a connection that was closing or not yet
+  /// replaced (grpc-swift-nio-transport `Connection`, `Subchannel`, `GRPCChannel`).
+  private static let racedConnectionMessages: Set<String> = [
+    "subchannel is unavailable",
+    GRPCCall2Internal.closingConnectionMessage,
+    "Channel isn't ready, no subchannel available.",
+  ]
+
+  /// The transport's words for a stream asked of a connection that was already closing; they
+  /// may also reach the call as the failure of a stream that opened.
+  private static let closingConnectionMessage = "subchannel isn't ready"
+
+  /// The `GRPCClient` path: the executor runs retries and hedging.
+  private func runOnClient(_ attempt: RPCAttempt) async throws -> RPCOutcome {
+    try await attempt.channel.rawStreaming(
+      request: StreamingClientRequest(metadata: attempt.metadata) { writer in
+        self.markStreamOpened()
+        if let known = attempt.known {
+          try await writer.write(contentsOf: try known.map { try self.serialize($0, coder: attempt.coder) })
+          self.acknowledgeKnownWrites(known.count)
+        } else {
+          while let message = await self.nextRequest() {
+            try await writer.write(try self.serialize(message, coder: attempt.coder))
+            self.acknowledgeWrites(1)
+          }
+        }
+      },
+      descriptor: attempt.descriptor,
+      options: attempt.options
+    ) { response in
+      self.markStreamOpened()
+      return await ResponseReader(runner: self, coder: attempt.coder, responseSizeLimit: attempt.responseSizeLimit)
+        .read(response)
+    }
+  }
+
+  /// Whether `error` ended an attempt whose stream never opened, so that no byte of the RPC
+  /// reached the server, for a reason a new attempt may not meet (UNAVAILABLE).
+  private func neverLeft(_ error: any Error) -> Bool {
+    let opened = self.state.withLock { state in
+      defer { state.streamOpened = false }
+      return state.streamOpened
+    }
+    guard !opened, self.cancelReason == nil, !Task.isCancelled else { return false }
+    let code = (error as? RPCError)?.code ?? (error as? GRPCError)?.code
+    return code == .unavailable
+  }
+
+
+  /// Whether `outcome` is an RPC that never reached the server's application, before anything
+  /// went up the chain, for a call whose requests can be written again: a stream the server
+  /// refused (REFUSED_STREAM: it did no work on it; what a server shutting down gracefully
+  /// answers to streams past its last one), or a connection that was closing when the stream
+  /// was asked of it ("subchannel isn't ready").
+  private func neverReachedServer(_ outcome: RPCOutcome, _ attempt: RPCAttempt) -> Bool {
+    guard attempt.known != nil, let error = outcome.error else { return false }
+    let unsent = StreamReset.isRefused(error)
+      || [error.message, (error.cause as? RPCError)?.message].contains(Self.closingConnectionMessage)
+    guard unsent else { return false }
+    return self.state.withLock { !$0.delivered } && self.cancelReason == nil && !Task.isCancelled
+  }
+}
