@@ -55,15 +55,16 @@ struct BackPressureTests {
     }
   }
 
+  /// What grpc-swift-nio-transport's debug assertion in `ClientConnectionHandler` says (see
+  /// `manyStreamsHeld`).
+  static let upstreamStreamCloseAssertion = "it wasn't open"
+
   /// 1,000 streams on one channel (64 KiB windows, 1 MiB asked of each: 1 GiB), none given
   /// demand. Each stream may hold what the transport reads ahead, about two windows, and one
   /// undelivered message in grpc-calls; each call costs about 40 KiB besides (measured): the
   /// client's growth is bound by streams × (2 windows + 1 message + 48 KiB) + 32 MiB (README,
   /// "Flow control"). The calls are then cancelled, not read (reading 1 GiB in a debug build
   /// takes minutes; the test above reads its stream to the end).
-  /// grpc-swift-nio-transport's debug assertion in `ClientConnectionHandler` (see below).
-  static let upstreamStreamCloseAssertion = "it wasn't open"
-
   @Test("1,000 flow-controlled server streams held on one channel: client memory within the bound; each cancelled call closes once")
   func manyStreamsHeld() async throws {
     let streams = 1000
