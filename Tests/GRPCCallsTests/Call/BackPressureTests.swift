@@ -95,7 +95,7 @@ struct BackPressureTests {
       } catch let failure as ToolFailure where failure.description.contains(Self.upstreamStreamCloseAssertion) {
         // The cancels reset 1,000 streams at once. In a debug build that can trip an assertion
         // in grpc-swift-nio-transport's stream bookkeeping, which ends the tool (README,
-        // "Reliability"): 2 of about 15 full runs on 2026-11-26, and once in a trial that spread
+        // "Reliability"): 2 of 23 full runs on 2026-11-26, and once in a trial that spread
         // the streams over 8 connections (so it is not the server's reset limit). Release builds
         // compile it out. What this test checks of grpc-calls before the cancel (the server held
         // back, the client's memory) passed above.
