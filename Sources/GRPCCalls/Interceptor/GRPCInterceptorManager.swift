@@ -17,10 +17,10 @@ public import GRPCCore
 /// interceptor passes on while it handles them go to the next element together when the block
 /// ends. An interceptor that ``GRPCInterceptor/executesInline`` gets them on the thread that
 /// delivers them, still one at a time and in order: a thread that finds another one running the
-/// interceptor leaves its event to that thread. It drops what the call's state does not allow (see <doc:WritingAnInterceptor>):
-/// a write before start, anything after the close. The close travels up at most once. An
-/// interceptor may retry: ``resetNextInterceptor()`` discards the chain below, and the next
-/// start makes it anew.
+/// interceptor leaves its event to that thread. It drops what the call's state does not allow
+/// (see <doc:WritingAnInterceptor>): a write before start, anything after the close. The close
+/// travels up at most once. An interceptor may retry: ``resetNextInterceptor()`` discards the
+/// chain below, and the next start makes it anew.
 ///
 /// Once the close has passed up through it, the manager shuts down by itself: it lets go of its
 /// neighbours and of the interceptor, so a chain ends with its call even when an interceptor
