@@ -22,6 +22,9 @@ extension GRPCCall2Internal {
     // stays between connections for good.
     var racedConnectionRetries = 20
     while true {
+      // Whether an earlier attempt's stream opened says nothing about this one's: a stream
+      // refused after it opened is followed by an attempt that may fail before its own opens.
+      self.state.withLock { $0.streamOpened = false }
       do {
         let outcome = raw ? try await RawExchange.run(runner: self, attempt) : try await self.runOnClient(attempt)
         // An RPC the server never took is tried again as if it had never left.
@@ -104,10 +107,7 @@ extension GRPCCall2Internal {
   /// Whether `error` ended an attempt whose stream never opened, so that no byte of the RPC
   /// reached the server, for a reason a new attempt may not meet (UNAVAILABLE).
   private func neverLeft(_ error: any Error) -> Bool {
-    let opened = self.state.withLock { state in
-      defer { state.streamOpened = false }
-      return state.streamOpened
-    }
+    let opened = self.state.withLock { $0.streamOpened }
     guard !opened, self.cancelReason == nil, !Task.isCancelled else { return false }
     let code = (error as? RPCError)?.code ?? (error as? GRPCError)?.code
     return code == .unavailable

@@ -183,10 +183,19 @@ private final class RefuseOrAnswer: ChannelInboundHandler {
 extension NotGRPCServer {
   /// An EmptyCall to this peer down `path`, on a pool of its own, with a 30 s deadline: how it
   /// closed, and its recorder.
-  func emptyCall(path: RPCPath) async throws -> (CallRecorder.Close, CallRecorder) {
-    let pool = GRPCChannelPool(config: .testing(path: path))
-    defer { pool.disconnectAll() }
+  ///
+  /// - Parameter transport: The transport the pool's channel runs on, if not the plain HTTP/2 one.
+  func emptyCall(path: RPCPath, transport: FailingStreams? = nil) async throws -> (CallRecorder.Close, CallRecorder) {
     var options = GRPCCallOptions()
+    let pool: GRPCChannelPool
+    if let transport {
+      let id: GRPCTransportID
+      (pool, id) = failingStreamsPool(transport, path: path)
+      options.transport = id
+    } else {
+      pool = GRPCChannelPool(config: .testing(path: path))
+    }
+    defer { pool.disconnectAll() }
     options.transportType = .insecure
     options.timeout = 30
     let client = InteropClient(target: self.target, callOptions: options, channelPool: pool)
