@@ -8,8 +8,9 @@ extension GRPCCall2Internal {
   ///
   /// gRFC A6 transparent retry: an RPC that failed before its stream opened (its connection
   /// went away, or none was ready) sent no byte to the server, and one the server refused
-  /// (REFUSED_STREAM) was not processed, so it is tried once more, whatever its retry policy.
-  /// A call that waits for ready tries until a connection takes it (the transport gives up on
+  /// (REFUSED_STREAM) was not processed, so it is tried once more, whatever its retry policy;
+  /// each kind has a retry of its own, as in A6 (a graceful shutdown's refusal often follows a
+  /// try that found no connection ready). A call that waits for ready tries until a connection takes it (the transport gives up on
   /// a channel whose connection is being replaced after a few immediate tries), backing off,
   /// until its deadline or cancellation.
   func run(_ attempt: RPCAttempt, raw: Bool, waitForReady: Bool) async throws -> RPCOutcome {
@@ -21,6 +22,8 @@ extension GRPCCall2Internal {
     // which end the call. The count (about 15 s of tries) only guards against a channel that
     // stays between connections for good.
     var racedConnectionRetries = 20
+    var neverLeftRetryLeft = true
+    var unprocessedRetryLeft = true
     while true {
       // Whether an earlier attempt's stream opened says nothing about this one's: a stream
       // refused after it opened is followed by an attempt that may fail before its own opens.
@@ -28,33 +31,35 @@ extension GRPCCall2Internal {
       do {
         let outcome = raw ? try await RawExchange.run(runner: self, attempt) : try await self.runOnClient(attempt)
         // An RPC the server never took is tried again as if it had never left.
-        guard pacing.transparentRetryLeft || waitForReady, self.neverReachedServer(outcome, attempt) else {
+        guard unprocessedRetryLeft || waitForReady, self.neverReachedServer(outcome, attempt) else {
           return outcome
         }
+        unprocessedRetryLeft = false
         try await pacing.beforeRetry()
-      } catch where (pacing.transparentRetryLeft || waitForReady || racedConnectionRetries > 0) && self.neverLeft(error) {
-        if !pacing.transparentRetryLeft && !waitForReady {
+      } catch where (neverLeftRetryLeft || waitForReady || racedConnectionRetries > 0) && self.neverLeft(error) {
+        if !neverLeftRetryLeft && !waitForReady {
           // Only a connection that was closing under the stream earns more tries.
           guard Self.racedClosingConnection(error) else { throw error }
           racedConnectionRetries -= 1
         }
+        neverLeftRetryLeft = false
         try await pacing.beforeRetry()
       }
     }
   }
 
-  /// When a failed attempt is tried again: the transparent retry at once, every later try
-  /// after a pause that doubles from 10 ms up to 1 s.
+  /// When a failed attempt is tried again: the first retry at once, every later one after a
+  /// pause that doubles from 10 ms up to 1 s.
   private struct RetryPacing {
-    private(set) var transparentRetryLeft = true
+    private var retried = false
     private var pause = Duration.milliseconds(10)
 
     mutating func beforeRetry() async throws {
-      if !self.transparentRetryLeft {
+      if self.retried {
         try await Task.sleep(for: self.pause)
         self.pause = min(self.pause * 2, .seconds(1))
       }
-      self.transparentRetryLeft = false
+      self.retried = true
     }
   }
 

@@ -226,11 +226,28 @@ struct RefusedStreamRetryTests {
     arguments: RPCPath.allCases
   )
   func refusedThenNoConnection(path: RPCPath) async throws {
+    // The retry comes while the transport replaces the refusing connection. Sequential calls
+    // through 30 graceful shutdowns failed this way when the refused stream's opening was taken
+    // for the retry's.
+    try await Self.servedOnThirdTry(failingStreams: [nil, Self.noConnection], path: path)
+  }
+
+  @Test(
+    "no connection ready, then refused: each kind of unsent RPC has a transparent retry of its own (gRFC A6)",
+    arguments: RPCPath.allCases
+  )
+  func noConnectionThenRefused(path: RPCPath) async throws {
+    try await Self.servedOnThirdTry(failingStreams: [Self.noConnection], path: path)
+  }
+
+  /// The transport's words for a channel between two connections (the moment after a GOAWAY).
+  static let noConnection = "Channel isn't ready, no subchannel available."
+
+  /// An EmptyCall to a server that refuses its first stream, on a transport whose streams fail
+  /// before they open as `script` says: served by the third stream asked for.
+  static func servedOnThirdTry(failingStreams script: [String?], path: RPCPath) async throws {
     let server = try await NotGRPCServer.start(answering: .refuseThenAnswer(count: 1))
-    // The retry comes while the transport replaces the refusing connection: the transport's own
-    // words for a channel between two connections. Sequential calls through 30 graceful shutdowns
-    // failed 4–7 of 6,000 this way when the first stream's opening was taken for the retry's.
-    let transport = FailingStreams(script: [nil, "Channel isn't ready, no subchannel available."], port: server.port)
+    let transport = FailingStreams(script: script, port: server.port)
     let (close, recorder) = try await server.emptyCall(path: path, transport: transport)
     #expect(close.error == nil, "\(String(describing: close.error))")
     #expect(recorder.closeCount == 1 && recorder.deliveryContractHeld)
