@@ -10,9 +10,9 @@ extension GRPCCall2Internal {
   /// went away, or none was ready) sent no byte to the server, and one the server refused
   /// (REFUSED_STREAM) was not processed, so it is tried once more, whatever its retry policy;
   /// each kind has a retry of its own, as in A6 (a graceful shutdown's refusal often follows a
-  /// try that found no connection ready). A call that waits for ready tries until a connection takes it (the transport gives up on
-  /// a channel whose connection is being replaced after a few immediate tries), backing off,
-  /// until its deadline or cancellation.
+  /// try that found no connection ready). A call that waits for ready tries until a connection
+  /// takes it (the transport gives up on a channel whose connection is being replaced after a
+  /// few immediate tries), backing off, until its deadline or cancellation.
   func run(_ attempt: RPCAttempt, raw: Bool, waitForReady: Bool) async throws -> RPCOutcome {
     var pacing = RetryPacing()
     // A stream asked of a connection that was closing (a GOAWAY, a reset), or of a channel
