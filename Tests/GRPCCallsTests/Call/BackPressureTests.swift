@@ -59,6 +59,22 @@ struct BackPressureTests {
   /// `manyStreamsHeld`).
   static let upstreamStreamCloseAssertion = "it wasn't open"
 
+  /// Records the upstream assertion, which ended the tool, as a known issue.
+  ///
+  /// The cancels reset 1,000 streams at once. In a debug build that can trip an assertion in
+  /// grpc-swift-nio-transport's stream bookkeeping, which ends the tool (README, "Reliability"):
+  /// 2 of 23 full runs on 2026-11-26, and once in a trial that spread the streams over 8
+  /// connections (so it is not the server's reset limit). It may also end the tool after every
+  /// call has closed, while the streams are torn down: one run that day exited non-zero after
+  /// "done" (its output was not kept; it is quoted now). Release builds compile it out. What the
+  /// test checks of grpc-calls before the cancel (the server held back, the client's memory)
+  /// passed by then.
+  static func recordUpstreamAssertion(_ output: String) {
+    withKnownIssue("grpc-swift-nio-transport 2.9.2 debug assertion") {
+      Issue.record("the tool ended on the upstream assertion: \(output.suffix(2000))")
+    }
+  }
+
   /// 1,000 streams on one channel (64 KiB windows, 1 MiB asked of each: 1 GiB), none given
   /// demand. Each stream may hold what the transport reads ahead, about two windows, and one
   /// undelivered message in grpc-calls; each call costs about 40 KiB besides (measured): the
@@ -93,19 +109,17 @@ struct BackPressureTests {
       do {
         done = try await client.line(startingWith: "done", upTo: 300)
       } catch let failure as ToolFailure where failure.description.contains(Self.upstreamStreamCloseAssertion) {
-        // The cancels reset 1,000 streams at once. In a debug build that can trip an assertion
-        // in grpc-swift-nio-transport's stream bookkeeping, which ends the tool (README,
-        // "Reliability"): 2 of 23 full runs on 2026-11-26, and once in a trial that spread
-        // the streams over 8 connections (so it is not the server's reset limit). Release builds
-        // compile it out. What this test checks of grpc-calls before the cancel (the server held
-        // back, the client's memory) passed above.
-        withKnownIssue("grpc-swift-nio-transport 2.9.2 debug assertion: \(failure)") {
-          throw failure
-        }
+        Self.recordUpstreamAssertion(failure.description)
         return
       }
-      #expect(try await client.waitForExit() == 0, "\(done)")
       #expect(done.field("cancelled") == streams, "\(done)")
+      let status = try await client.waitForExit()
+      if status != 0, client.outputText.contains(Self.upstreamStreamCloseAssertion) {
+        // The same assertion, as the streams' teardown finished after every call had closed.
+        Self.recordUpstreamAssertion(client.outputText)
+        return
+      }
+      #expect(status == 0, "\(done); output: \(client.outputText)")
       print("back-pressure, \(streams) streams: the server sent \(sent >> 20) MiB of \((streams * messages * size) >> 20) MiB (its writers had written \(written) of \(streams * messages) messages); the client grew by \(grown >> 20) MiB (bound \(bound >> 20) MiB)")
     }
   }

@@ -88,6 +88,11 @@ final class ToolProcess: Sendable {
     throw ToolFailure(description: "no line starting with '\(prefix)' within \(seconds) s; output: \(text)")
   }
 
+  /// Everything the tool wrote so far (standard output and error).
+  var outputText: String {
+    String(decoding: self.output.withLock { $0 }, as: UTF8.self)
+  }
+
   /// Writes a line to the tool's standard input.
   func send(_ line: String) {
     self.input.fileHandleForWriting.write(Data((line + "\n").utf8))
