@@ -25,9 +25,6 @@ extension GRPCCall2Internal {
     var neverLeftRetryLeft = true
     var unprocessedRetryLeft = true
     while true {
-      // Whether an earlier attempt's stream opened says nothing about this one's: a stream
-      // refused after it opened is followed by an attempt that may fail before its own opens.
-      self.state.withLock { $0.streamOpened = false }
       do {
         let outcome = raw ? try await RawExchange.run(runner: self, attempt) : try await self.runOnClient(attempt)
         // An RPC the server never took is tried again as if it had never left.
@@ -35,7 +32,7 @@ extension GRPCCall2Internal {
           return outcome
         }
         unprocessedRetryLeft = false
-        try await pacing.beforeRetry()
+        try await self.beforeRetry(&pacing)
       } catch where (neverLeftRetryLeft || waitForReady || racedConnectionRetries > 0) && self.neverLeft(error) {
         if !neverLeftRetryLeft && !waitForReady {
           // Only a connection that was closing under the stream earns more tries.
@@ -43,9 +40,17 @@ extension GRPCCall2Internal {
           racedConnectionRetries -= 1
         }
         neverLeftRetryLeft = false
-        try await pacing.beforeRetry()
+        try await self.beforeRetry(&pacing)
       }
     }
+  }
+
+  /// Waits as `pacing` says before the next attempt, whose stream has not opened yet: whether
+  /// the last one's did says nothing about it (a stream refused after it opened is followed by
+  /// an attempt that may fail before its own opens).
+  private func beforeRetry(_ pacing: inout RetryPacing) async throws {
+    self.state.withLock { $0.streamOpened = false }
+    try await pacing.beforeRetry()
   }
 
   /// When a failed attempt is tried again: the first retry at once, every later one after a
