@@ -196,8 +196,8 @@ func failingStreamsPool(_ transport: FailingStreams, path: RPCPath) -> (GRPCChan
   let registry = GRPCTransportRegistry()
   let id = GRPCTransportID("test.failing-streams")
   registry.register(GRPCClosureTransportFactory { _, _ in transport }, for: id)
-  var config = GRPCChannelPool.Config(idleTimeout: .seconds(30), transportRegistry: registry)
-  config.sendsEveryCallThroughClient = path == .client
+  var config = GRPCChannelPool.Config.testing(path: path)
+  config.transportRegistry = registry
   return (GRPCChannelPool(config: config), id)
 }
 

@@ -68,7 +68,7 @@ final class ToolProcess: Sendable {
     while ContinuousClock.now < deadline {
       // Read before the text: output that ended holds every line the tool wrote.
       let ended = self.outputEnded.withLock { $0 }
-      let text = String(decoding: self.output.withLock { $0 }, as: UTF8.self)
+      let text = self.outputText
       if let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) {
         return String(line)
       }
@@ -84,7 +84,7 @@ final class ToolProcess: Sendable {
       }
       try await Task.sleep(for: .milliseconds(10))
     }
-    let text = String(decoding: self.output.withLock { $0 }, as: UTF8.self)
+    let text = self.outputText
     throw ToolFailure(description: "no line starting with '\(prefix)' within \(seconds) s; output: \(text)")
   }
 
