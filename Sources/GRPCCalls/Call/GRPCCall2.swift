@@ -306,6 +306,11 @@ public final class GRPCCall2: Sendable {
     self.state.withLock { ($0.drainsScheduled, $0.machine.pendingCount) }
   }
 
+  /// The queue the handler's callbacks run on, unless the call delivers inline.
+  fileprivate var deliveryQueue: DispatchQueue? {
+    self.deliversInline ? nil : self.handler.dispatchQueue
+  }
+
   private func scheduleDrain() {
     if self.deliversInline {
       self.drain()
@@ -367,6 +372,10 @@ private final class CallLink: ResponseLink {
 
   init(call: GRPCCall2) {
     self.call = call
+  }
+
+  var deliveryQueue: DispatchQueue? {
+    self.call?.deliveryQueue
   }
 
   func initialMetadata(_ metadata: Metadata) {

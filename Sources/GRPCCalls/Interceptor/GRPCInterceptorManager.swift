@@ -86,6 +86,29 @@ public final class GRPCInterceptorManager: Sendable {
     self.state = LockedValue(State(previous: previous, rest: rest))
   }
 
+  /// The queue an interceptor's default ``GRPCInterceptor/dispatchQueue`` targets: where the
+  /// element above runs its responses (the response handler's queue, for the first
+  /// interceptor), unless that is the main queue or the element above runs inline.
+  ///
+  /// A response then reaches the handler in one thread hand-off instead of two: the thread that
+  /// runs this interceptor's block goes on to run what the block passed up, as the two queues
+  /// share one target (gRPC Objective-C targets its call queues at the handler's queue too). The
+  /// interceptor's events still run one at a time on its own queue, but not while a block of the
+  /// target runs.
+  var defaultQueueTarget: DispatchQueue? {
+    guard let queue = self.state.withLock({ $0.previous })?.deliveryQueue else { return nil }
+    return queue === DispatchQueue.main ? nil : queue
+  }
+
+  /// Where this manager's interceptor runs the responses it passes up, for an interceptor below:
+  /// its queue, or for an inline interceptor, wherever the element above runs them.
+  fileprivate var deliveryQueue: DispatchQueue? {
+    let (queue, previous) = self.state.withLock { state -> (DispatchQueue?, (any ResponseLink)?) in
+      state.inline ? (nil, state.previous) : (state.queue, nil)
+    }
+    return queue ?? previous?.deliveryQueue
+  }
+
   /// Attaches the interceptor the factory made and starts delivering to it.
   func attach(_ interceptor: GRPCInterceptor) {
     // What arrived while the factory made the interceptor runs first, on its queue.
@@ -384,6 +407,10 @@ private final class AttemptLink: ResponseLink {
   init(manager: GRPCInterceptorManager, attempt: Int) {
     self.manager = manager
     self.attempt = attempt
+  }
+
+  var deliveryQueue: DispatchQueue? {
+    self.manager.deliveryQueue
   }
 
   func initialMetadata(_ metadata: Metadata) {

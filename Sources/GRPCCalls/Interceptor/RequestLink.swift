@@ -1,3 +1,4 @@
+internal import Dispatch
 internal import GRPCCore
 
 /// One element of a call's request path, as the element above it sees it: an interceptor's
@@ -26,6 +27,9 @@ protocol RequestLink: AnyObject, Sendable {
 /// Every method is thread-safe and returns at once; the element delivers the event on its own
 /// queue, in the order the events were sent.
 protocol ResponseLink: AnyObject, Sendable {
+  /// The queue this element's responses run on, if any: an interceptor's default queue below
+  /// targets it (see ``GRPCInterceptorManager/defaultQueueTarget``).
+  var deliveryQueue: DispatchQueue? { get }
   func initialMetadata(_ metadata: Metadata)
   func message(_ message: any Sendable)
   func didWrite()

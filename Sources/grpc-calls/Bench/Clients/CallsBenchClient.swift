@@ -44,7 +44,10 @@ struct CallsBenchClient: BenchClient {
   }
 
   /// Drives the exchange from the handler, as a callback API is used: each response's callback
-  /// writes the next request (the bench's task only waits for the close).
+  /// writes the next request (the bench's task only waits for the close). The callbacks run on
+  /// a serial queue of the stream's own, as an app's one conversation would: a default-queue
+  /// interceptor's events then run in the same thread's turn as the handler's (on the shared
+  /// concurrent queue, each request the handler writes wakes another thread for it).
   func pingPong(rounds: Int, request: Data, lap: @escaping @Sendable () -> Void) async throws {
     let requestOptions = try self.requestOptions(BenchMethod.fullDuplex)
     let flowControl = self.options.enableFlowControl
@@ -52,7 +55,7 @@ struct CallsBenchClient: BenchClient {
       // Callbacks run one at a time, so the lock only publishes the call to them; it is dropped
       // at the close, which breaks the call -> handler -> call cycle.
       let state = LockedValue<(call: GRPCCall2?, answered: Int)>((nil, 0))
-      let handler = GRPCCallbackResponseHandler(queue: self.queue) { _ in
+      let handler = GRPCCallbackResponseHandler(queue: DispatchQueue(label: "bench.ping-pong")) { _ in
         lap()
         let (call, answered) = state.withLock { state in
           state.answered += 1

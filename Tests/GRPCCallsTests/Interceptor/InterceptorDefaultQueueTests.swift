@@ -1,0 +1,146 @@
+import Dispatch
+import Foundation
+import GRPCCalls
+import GRPCCallsInterop
+import GRPCCallsTestSupport
+import GRPCCore
+import Testing
+
+/// An interceptor made without a queue of its own gets a serial queue that targets where the
+/// element above runs its responses, so a response reaches the handler in one thread hand-off.
+@Suite("An interceptor's default queue")
+struct InterceptorDefaultQueueTests {
+  @Test("targets the response handler's queue: every event runs on the interceptor's queue, within the handler's")
+  func targetsHandlerQueue() async throws {
+    let handler = NamedQueue("handler")
+    let seen = try await Self.unaryCall(handler: handler) { [QueueProbe.factory("I", sees: [handler])] }
+    #expect(seen == ["I.start: own handler", "I.close: own handler"])
+  }
+
+  @Test("below another interceptor, targets that interceptor's queue")
+  func targetsQueueAbove() async throws {
+    let handler = NamedQueue("handler")
+    let above = NamedQueue("above")
+    let seen = try await Self.unaryCall(handler: handler) {
+      [
+        QueueProbe.factory("A", queue: above, sees: [handler, above]),
+        QueueProbe.factory("B", sees: [handler, above]),
+      ]
+    }
+    // A's queue was given, so it targets nothing of the call's; B's targets A's.
+    #expect(seen == ["A.start: own above", "B.start: own above", "B.close: own above", "A.close: own above"])
+  }
+
+  @Test("below an inline interceptor, targets what that one passes responses to")
+  func skipsInlineAbove() async throws {
+    let handler = NamedQueue("handler")
+    let seen = try await Self.unaryCall(handler: handler) {
+      [QueueProbe.factory("A", inline: true, sees: [handler]), QueueProbe.factory("B", sees: [handler])]
+    }
+    #expect(seen.filter { $0.hasPrefix("B.") } == ["B.start: own handler", "B.close: own handler"])
+  }
+
+  @Test("a queue the interceptor gives is used as it is")
+  func givenQueueKept() async throws {
+    let handler = NamedQueue("handler")
+    let given = NamedQueue("given")
+    let seen = try await Self.unaryCall(handler: handler) {
+      [QueueProbe.factory("I", queue: given, sees: [handler, given])]
+    }
+    #expect(seen == ["I.start: own given", "I.close: own given"])
+  }
+
+  /// One `UnaryCall` whose handler runs on `handler`, through the interceptors `factories` makes;
+  /// returns what the probes saw.
+  private static func unaryCall(
+    handler: NamedQueue,
+    _ factories: @escaping @Sendable () -> [any GRPCInterceptorFactory]
+  ) async throws -> [String] {
+    QueueProbe.log.withLock { $0 = [:] }
+    let id = UUID().uuidString
+    try await withTestServer { server in
+      var options = server.options
+      options.interceptorFactories = factories().map { TaggedFactory(id: id, base: $0) }
+      let (call, recorder) = try server.call("UnaryCall", options: options, recorder: CallRecorder(queue: handler.queue))
+      call.start()
+      call.writeData(try Grpc_Testing_SimpleRequest().bytes)
+      call.finish()
+      #expect(await recorder.waitForClose()?.error == nil)
+      #expect(recorder.deliveryContractHeld)
+    }
+    return QueueProbe.log.withLock { $0[id] ?? [] }
+  }
+}
+
+/// A dispatch queue that says, from inside any block, whether the block runs within it.
+struct NamedQueue: Sendable {
+  let name: String
+  let queue: DispatchQueue
+  private let key = DispatchSpecificKey<String>()
+
+  init(_ name: String) {
+    self.name = name
+    self.queue = DispatchQueue(label: "test.\(name)")
+    self.queue.setSpecific(key: self.key, value: name)
+  }
+
+  /// Whether this thread runs a block of the queue, or of a queue that targets it.
+  var isCurrent: Bool { DispatchQueue.getSpecific(key: self.key) == self.name }
+}
+
+/// Gives each probe the test's id, so tests running at once keep their records apart.
+private struct TaggedFactory: GRPCInterceptorFactory {
+  let id: String
+  let base: any GRPCInterceptorFactory
+
+  func makeInterceptor(manager: GRPCInterceptorManager) -> GRPCInterceptor? {
+    let interceptor = self.base.makeInterceptor(manager: manager)
+    (interceptor as? QueueProbe)?.id.withLock { $0 = self.id }
+    return interceptor
+  }
+}
+
+/// A pass-through interceptor that records, at its start and its close, whether the event ran
+/// on its own queue and which of `sees` it ran within.
+private final class QueueProbe: GRPCInterceptor, @unchecked Sendable {
+  static let log = LockedValue<[String: [String]]>([:])
+
+  let id = LockedValue("")
+  private let name: String
+  private let sees: [NamedQueue]
+  private let ownKey = DispatchSpecificKey<Bool>()
+
+  init(manager: GRPCInterceptorManager, name: String, queue: NamedQueue?, inline: Bool, sees: [NamedQueue]) {
+    self.name = name
+    self.sees = sees
+    super.init(manager: manager, dispatchQueue: queue?.queue, executesInline: inline)
+    self.dispatchQueue.setSpecific(key: self.ownKey, value: true)
+  }
+
+  static func factory(
+    _ name: String,
+    queue: NamedQueue? = nil,
+    inline: Bool = false,
+    sees: [NamedQueue]
+  ) -> GRPCClosureInterceptorFactory {
+    GRPCClosureInterceptorFactory { QueueProbe(manager: $0, name: name, queue: queue, inline: inline, sees: sees) }
+  }
+
+  private func record(_ event: String) {
+    let own = DispatchQueue.getSpecific(key: self.ownKey) == true ? "own" : "elsewhere"
+    let within = self.sees.filter(\.isCurrent).map(\.name)
+    let entry = "\(self.name).\(event): \(([own] + within).joined(separator: " "))"
+    let id = self.id.withLock { $0 }
+    Self.log.withLock { $0[id, default: []].append(entry) }
+  }
+
+  override func start(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) {
+    self.record("start")
+    super.start(requestOptions: requestOptions, callOptions: callOptions)
+  }
+
+  override func didClose(trailingMetadata: Metadata?, error: GRPCError?) {
+    self.record("close")
+    super.didClose(trailingMetadata: trailingMetadata, error: error)
+  }
+}
