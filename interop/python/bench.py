@@ -6,7 +6,8 @@ against the interop server and writes one JSON result per line on stdout:
   command: {"scenario": "unary-latency", "port": 50051, "calls": 2000, "seconds": 1.0,
             "concurrency": 64, "in_flight": 10, "size": 16}
   result:  {"latencies_us": [...], "calls": n, "messages": n, "bytes": n,
-            "seconds": wall-clock, "cpu_seconds": this process's CPU time}
+            "seconds": wall-clock, "cpu_seconds": this process's CPU time,
+            "context_switches": this process's context switches}
 
 The requests are the same bytes the Swift clients send, and measurement happens inside this
 process, so interpreter start-up is not counted.
@@ -40,6 +41,11 @@ def stub_for(port):
 def cpu_seconds():
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
+
+
+def context_switches():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_nvcsw + usage.ru_nivcsw
 
 
 def unary_request(request_bytes, response_bytes):
@@ -136,10 +142,11 @@ def main():
         result = {"latencies_us": [], "calls": 0, "messages": 0, "bytes": 0}
         try:
             stub = stub_for(command["port"])
-            cpu, start = cpu_seconds(), time.monotonic()
+            cpu, switches, start = cpu_seconds(), context_switches(), time.monotonic()
             SCENARIOS[command["scenario"]](stub, command, result)
             result["seconds"] = time.monotonic() - start
             result["cpu_seconds"] = cpu_seconds() - cpu
+            result["context_switches"] = context_switches() - switches
         except Exception as error:  # reported to the bench, which fails the run
             result = {"error": repr(error)}
         print(json.dumps(result), flush=True)

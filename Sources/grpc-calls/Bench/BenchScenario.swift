@@ -14,9 +14,10 @@ enum BenchScenario: String, CaseIterable, Sendable {
   /// The metrics a scenario reports, in table order.
   var metrics: [String] {
     switch self {
-    case .unaryLatency: ["p50_us", "p90_us", "p99_us", "max_us", "calls_per_s", "cpu_s_per_1k"]
+    case .unaryLatency:
+      ["p50_us", "p90_us", "p99_us", "max_us", "calls_per_s", "cpu_s_per_1k", "switches_per_call"]
     case .unaryThroughput: ["calls_per_s", "cpu_s_per_1k"]
-    case .pingPong: ["round_trips_per_s", "p50_us", "p99_us", "cpu_s_per_1k"]
+    case .pingPong: ["round_trips_per_s", "p50_us", "p99_us", "cpu_s_per_1k", "switches_per_call"]
     case .largeUnary: ["mb_per_s", "cpu_s_per_1k"]
     case .serverStreaming16B, .serverStreaming64K: ["msgs_per_s", "mb_per_s", "cpu_s_per_1k"]
     }
@@ -32,6 +33,7 @@ enum BenchScenario: String, CaseIterable, Sendable {
     case "msgs_per_s": tally.messagesPerSecond
     case "mb_per_s": tally.megabytesPerSecond
     case "cpu_s_per_1k": tally.cpuPerThousand
+    case "switches_per_call": tally.switchesPerUnit
     default: 0
     }
   }

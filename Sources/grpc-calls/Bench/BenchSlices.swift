@@ -148,7 +148,9 @@ enum BenchSlices {
     let start = ContinuousClock.now
     try await body(&tally)
     tally.seconds = BenchClock.seconds(ContinuousClock.now - start)
-    tally.cpuSeconds = ResourceUsage.now().cpuSeconds - usage.cpuSeconds
+    let end = ResourceUsage.now()
+    tally.cpuSeconds = end.cpuSeconds - usage.cpuSeconds
+    tally.contextSwitches = end.contextSwitches - usage.contextSwitches
     return tally
   }
 }

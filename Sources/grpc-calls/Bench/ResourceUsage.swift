@@ -6,10 +6,14 @@ internal import Glibc
 internal import Darwin
 #endif
 
-/// The process's CPU time and peak memory, from `getrusage`.
+/// The process's CPU time, context switches and peak memory, from `getrusage`.
 struct ResourceUsage {
   /// User plus system CPU time, in seconds.
   var cpuSeconds: Double
+  /// Context switches of all the process's threads, voluntary (a thread waits: for work, a lock,
+  /// the network) and involuntary (the scheduler preempts it). A hand-off to a sleeping thread
+  /// costs one when that thread has done its part and waits again.
+  var contextSwitches: Int
   /// Peak resident set size, in MiB.
   var peakRSSMiB: Double
 
@@ -28,7 +32,8 @@ struct ResourceUsage {
     #else
     let peak = Double(usage.ru_maxrss) / (1024 * 1024)  // bytes on Darwin
     #endif
-    return ResourceUsage(cpuSeconds: cpu, peakRSSMiB: peak)
+    let switches = Int(usage.ru_nvcsw) + Int(usage.ru_nivcsw)
+    return ResourceUsage(cpuSeconds: cpu, contextSwitches: switches, peakRSSMiB: peak)
   }
 
   /// The process's resident memory now, in bytes, from /proc/self/statm (0 where unavailable).

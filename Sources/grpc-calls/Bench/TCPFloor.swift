@@ -56,7 +56,9 @@ enum TCPFloor {
       tally.record(microseconds: microseconds(since: lap))
     }
     tally.seconds = BenchClock.seconds(ContinuousClock.now - start)
-    tally.cpuSeconds = ResourceUsage.now().cpuSeconds - usage.cpuSeconds
+    let end = ResourceUsage.now()
+    tally.cpuSeconds = end.cpuSeconds - usage.cpuSeconds
+    tally.contextSwitches = end.contextSwitches - usage.contextSwitches
     tally.calls = roundTrips
     return tally
   }

@@ -9,6 +9,7 @@ struct Tally: Sendable {
   var bytes = 0
   var seconds = 0.0
   var cpuSeconds = 0.0
+  var contextSwitches = 0
 
   mutating func record(microseconds: UInt64) {
     _ = self.latencies.record(Swift.max(1, microseconds))
@@ -21,6 +22,7 @@ struct Tally: Sendable {
     self.bytes += other.bytes
     self.seconds += other.seconds
     self.cpuSeconds += other.cpuSeconds
+    self.contextSwitches += other.contextSwitches
   }
 
   var p50: Double { Double(self.latencies.valueAtPercentile(50)) }
@@ -32,8 +34,17 @@ struct Tally: Sendable {
   var megabytesPerSecond: Double { self.seconds > 0 ? Double(self.bytes) / 1e6 / self.seconds : 0 }
   /// CPU seconds per 1,000 calls (or round trips, or messages for streams).
   var cpuPerThousand: Double {
+    self.perUnit(self.cpuSeconds) * 1000
+  }
+
+  /// The process's context switches per call (or round trip, or message for streams).
+  var switchesPerUnit: Double {
+    self.perUnit(Double(self.contextSwitches))
+  }
+
+  private func perUnit(_ total: Double) -> Double {
     let units = self.calls > 0 ? self.calls : self.messages
-    return units > 0 ? self.cpuSeconds / Double(units) * 1000 : 0
+    return units > 0 ? total / Double(units) : 0
   }
 }
 

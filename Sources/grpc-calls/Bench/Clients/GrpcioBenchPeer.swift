@@ -97,6 +97,7 @@ final class GrpcioBenchPeer: @unchecked Sendable {
     tally.bytes = result["bytes"] as? Int ?? 0
     tally.seconds = result["seconds"] as? Double ?? 0
     tally.cpuSeconds = result["cpu_seconds"] as? Double ?? 0
+    tally.contextSwitches = result["context_switches"] as? Int ?? 0
     return tally
   }
 }
