@@ -87,8 +87,9 @@ public final class GRPCInterceptorManager: Sendable {
   }
 
   /// The queue an interceptor's default ``GRPCInterceptor/dispatchQueue`` targets: where the
-  /// element above runs its responses (the response handler's queue, for the first
-  /// interceptor), unless that is the main queue or the element above runs inline.
+  /// element above runs its responses (the response handler's queue for the first interceptor;
+  /// below an inline interceptor, where that one's responses go), or none when that is the main
+  /// queue or the call delivers its responses inline (the async faces).
   ///
   /// A response then reaches the handler in one thread hand-off instead of two: the thread that
   /// runs this interceptor's block goes on to run what the block passed up, as the two queues
