@@ -24,6 +24,11 @@ package enum HostTarget: Hashable, Sendable {
   package static let defaultPort = 443
 
   /// Parses `host`, throwing the reason when it is malformed.
+  ///
+  /// Delimiters (`:`, `[`, `]`, `,`, `/`) are found among the Unicode scalars, not the
+  /// characters: a scalar that joins the next one into a character (U+0600 before `:`, a
+  /// combining mark after it) must not hide a delimiter, or a name would print as a host string
+  /// that parses as something else.
   package init(parsing host: String) throws(InvalidInput) {
     func invalid(_ reason: String) -> InvalidInput {
       InvalidInput("Invalid host '\(host)': \(reason)")
@@ -55,14 +60,14 @@ package enum HostTarget: Hashable, Sendable {
     } else if let rest = host.dropPrefix("dns:") {
       // "dns:///name:port" names no DNS authority; "dns://authority/name" is not supported.
       let name = rest.dropPrefix("///") ?? rest
-      guard !name.contains("/") else { throw invalid("a DNS authority is not supported") }
+      guard !name.containsScalar("/") else { throw invalid("a DNS authority is not supported") }
       let address = try Self.address(name, invalid: invalid)
       self = .dns(host: address.host, port: address.port)
     } else {
       // An IP literal needs no resolving, and must not become a TLS server name (SNI cannot
       // carry an address): give it to the core as an address.
       let address = try Self.address(Substring(host), invalid: invalid)
-      if address.host.contains(":") {
+      if address.host[...].containsScalar(":") {
         guard Self.isIPv6Literal(address.host) else {
           throw invalid("'\(address.host)' is not an IPv6 address")
         }
@@ -78,16 +83,17 @@ package enum HostTarget: Hashable, Sendable {
   /// The scheme of a URL-like `host` (`http://…`, `grpc://…`, `https:name`) that is none of
   /// ours: a scheme followed by `/`, or a common URL scheme. `name:port` is a host name.
   private static func foreignScheme(in host: String) -> Substring? {
-    guard let colon = host.firstIndex(of: ":") else { return nil }
-    let scheme = host[..<colon]
-    let rest = host[host.index(after: colon)...]
+    let host = host[...]
+    guard let colon = host.firstScalarIndex(of: ":") else { return nil }
+    let scheme = host.scalars(before: colon)
+    let rest = host.scalars(after: colon)
     guard let first = scheme.first, first.isLetter,
       scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }),
       !["unix", "ipv4", "ipv6", "dns"].contains(scheme)
     else { return nil }
     if !rest.isEmpty, rest.allSatisfy(\.isNumber) { return nil }  // a host named `grpc`, a port
     let urlSchemes: Set<Substring> = ["http", "https", "grpc", "grpcs", "tcp", "xds"]
-    return rest.hasPrefix("/") || urlSchemes.contains(scheme.lowercased()[...]) ? scheme : nil
+    return rest.dropPrefix("/") != nil || urlSchemes.contains(scheme.lowercased()[...]) ? scheme : nil
   }
 
   private static func isIPv4Literal(_ host: some StringProtocol) -> Bool {
@@ -118,7 +124,7 @@ package enum HostTarget: Hashable, Sendable {
     _ list: Substring,
     invalid: (String) -> InvalidInput
   ) throws(InvalidInput) -> [Address] {
-    let parts = list.split(separator: ",", omittingEmptySubsequences: false)
+    let parts = list.unicodeScalars.split(separator: ",", omittingEmptySubsequences: false).map(Substring.init)
     guard !list.isEmpty else { throw invalid("no address is given") }
     var addresses: [Address] = []
     for part in parts {
@@ -134,20 +140,20 @@ package enum HostTarget: Hashable, Sendable {
   ) throws(InvalidInput) -> Address {
     var name = text
     var portText: Substring?
-    if text.hasPrefix("[") {
-      guard let close = text.firstIndex(of: "]") else { throw invalid("unterminated '['") }
-      name = text[text.index(after: text.startIndex)..<close]
-      let after = text[text.index(after: close)...]
+    if let bracketed = text.dropPrefix("[") {
+      guard let close = bracketed.firstScalarIndex(of: "]") else { throw invalid("unterminated '['") }
+      name = bracketed.scalars(before: close)
+      let after = bracketed.scalars(after: close)
       if !after.isEmpty {
-        guard after.hasPrefix(":") else { throw invalid("unexpected text after ']'") }
-        portText = after.dropFirst()
+        guard let port = after.dropPrefix(":") else { throw invalid("unexpected text after ']'") }
+        portText = port
       }
-    } else if let colon = text.lastIndex(of: ":") {
-      guard text.firstIndex(of: ":") == colon else {
+    } else if let colon = text.lastScalarIndex(of: ":") {
+      guard text.firstScalarIndex(of: ":") == colon else {
         throw invalid("an IPv6 address must be written in brackets, as [::1]:443")
       }
-      name = text[..<colon]
-      portText = text[text.index(after: colon)...]
+      name = text.scalars(before: colon)
+      portText = text.scalars(after: colon)
     }
     guard !name.isEmpty else { throw invalid("the host name is empty") }
     // No name or address holds these; a resolver would only say it found nothing.
@@ -156,7 +162,7 @@ package enum HostTarget: Hashable, Sendable {
       throw invalid("the host name contains a space or a control character")
     }
     // Target syntax: left in a name, they give one that prints as something else, or none.
-    if let delimiter = name.first(where: { "[]/@?#,".contains($0) }) {
+    if let delimiter = name.unicodeScalars.first(where: { "[]/@?#,".unicodeScalars.contains($0) }) {
       throw invalid("the host name contains '\(delimiter)': write name[:port], [IPv6]:port, or a list after ipv4: or ipv6:")
     }
     var port = Self.defaultPort
@@ -173,10 +179,36 @@ package enum HostTarget: Hashable, Sendable {
   }
 }
 
+// Scalar-level searching and slicing, for delimiters (see `HostTarget.init(parsing:)`).
 extension StringProtocol {
   fileprivate func dropPrefix(_ prefix: String) -> Substring? {
-    guard self.hasPrefix(prefix) else { return nil }
-    return Substring(self.dropFirst(prefix.count))
+    let scalars = Substring(self).unicodeScalars
+    guard scalars.starts(with: prefix.unicodeScalars) else { return nil }
+    return Substring(scalars.dropFirst(prefix.unicodeScalars.count))
+  }
+}
+
+extension Substring {
+  fileprivate func firstScalarIndex(of scalar: Unicode.Scalar) -> Index? {
+    self.unicodeScalars.firstIndex(of: scalar)
+  }
+
+  fileprivate func lastScalarIndex(of scalar: Unicode.Scalar) -> Index? {
+    self.unicodeScalars.lastIndex(of: scalar)
+  }
+
+  fileprivate func containsScalar(_ scalar: Unicode.Scalar) -> Bool {
+    self.unicodeScalars.contains(scalar)
+  }
+
+  /// The scalars before `index`, a scalar's index.
+  fileprivate func scalars(before index: Index) -> Substring {
+    Substring(self.unicodeScalars[..<index])
+  }
+
+  /// The scalars after the one at `index`.
+  fileprivate func scalars(after index: Index) -> Substring {
+    Substring(self.unicodeScalars[self.unicodeScalars.index(after: index)...])
   }
 }
 
@@ -187,7 +219,7 @@ extension HostTarget: CustomStringConvertible {
   package var description: String {
     switch self {
     case .dns(let host, let port):
-      let plain = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+      let plain = host[...].containsScalar(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
       if (try? HostTarget(parsing: plain)) == self { return plain }
       return "dns:\(plain)"
     case .ipv4(let addresses):
@@ -198,7 +230,7 @@ extension HostTarget: CustomStringConvertible {
       return addresses.count == 1 ? list : "ipv6:\(list)"
     case .unix(let path):
       // The parser takes `unix://path` as `unix:path`: a path that starts with `//` needs it.
-      return path.hasPrefix("//") ? "unix://\(path)" : "unix:\(path)"
+      return path.dropPrefix("//") != nil ? "unix://\(path)" : "unix:\(path)"
     }
   }
 }

@@ -100,4 +100,25 @@ struct HostTargetTests {
     let target = try HostTarget(parsing: host)
     #expect(try HostTarget(parsing: target.description) == target, "\(target.description)")
   }
+
+  /// Found by the fuzzer: U+0600 joins the `:` after it into one character, which hid the
+  /// delimiter from a search by character, so the printed `name:443` parsed as a name.
+  @Test(
+    "delimiters are found among scalars, even when a neighbour joins them into one character",
+    arguments: [
+      ("a\u{0600}", HostTarget.dns(host: "a\u{0600}", port: 443)),
+      ("a\u{0600}:80", .dns(host: "a\u{0600}", port: 80)),
+      ("[::1]:\u{0301}80", nil),
+      ("a:\u{0301}80", nil),
+      ("ipv4:10.0.0.1:1,\u{0301}10.0.0.2:2", nil),
+      ("unix:\u{0301}s", .unix(path: "\u{0301}s")),
+    ] as [(String, HostTarget?)]
+  )
+  func joinedDelimiters(host: String, expected: HostTarget?) throws {
+    let target = try? HostTarget(parsing: host)
+    #expect(target == expected)
+    if let target {
+      #expect(try HostTarget(parsing: target.description) == target, "\(target.description.debugDescription)")
+    }
+  }
 }
