@@ -67,7 +67,7 @@ package enum HostTarget: Hashable, Sendable {
       // An IP literal needs no resolving, and must not become a TLS server name (SNI cannot
       // carry an address): give it to the core as an address.
       let address = try Self.address(Substring(host), invalid: invalid)
-      if address.host[...].containsScalar(":") {
+      if address.host.containsScalar(":") {
         guard Self.isIPv6Literal(address.host) else {
           throw invalid("'\(address.host)' is not an IPv6 address")
         }
@@ -186,6 +186,10 @@ extension StringProtocol {
     guard scalars.starts(with: prefix.unicodeScalars) else { return nil }
     return Substring(scalars.dropFirst(prefix.unicodeScalars.count))
   }
+
+  fileprivate func containsScalar(_ scalar: Unicode.Scalar) -> Bool {
+    self.unicodeScalars.contains(scalar)
+  }
 }
 
 extension Substring {
@@ -195,10 +199,6 @@ extension Substring {
 
   fileprivate func lastScalarIndex(of scalar: Unicode.Scalar) -> Index? {
     self.unicodeScalars.lastIndex(of: scalar)
-  }
-
-  fileprivate func containsScalar(_ scalar: Unicode.Scalar) -> Bool {
-    self.unicodeScalars.contains(scalar)
   }
 
   /// The scalars before `index`, a scalar's index.
@@ -219,7 +219,7 @@ extension HostTarget: CustomStringConvertible {
   package var description: String {
     switch self {
     case .dns(let host, let port):
-      let plain = host[...].containsScalar(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+      let plain = host.containsScalar(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
       if (try? HostTarget(parsing: plain)) == self { return plain }
       return "dns:\(plain)"
     case .ipv4(let addresses):

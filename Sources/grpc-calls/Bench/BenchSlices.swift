@@ -148,9 +148,7 @@ enum BenchSlices {
     let start = ContinuousClock.now
     try await body(&tally)
     tally.seconds = BenchClock.seconds(ContinuousClock.now - start)
-    let end = ResourceUsage.now()
-    tally.cpuSeconds = end.cpuSeconds - usage.cpuSeconds
-    tally.contextSwitches = end.contextSwitches - usage.contextSwitches
+    tally.addUsage(since: usage)
     return tally
   }
 }

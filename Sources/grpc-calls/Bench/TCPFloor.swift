@@ -56,9 +56,7 @@ enum TCPFloor {
       tally.record(microseconds: microseconds(since: lap))
     }
     tally.seconds = BenchClock.seconds(ContinuousClock.now - start)
-    let end = ResourceUsage.now()
-    tally.cpuSeconds = end.cpuSeconds - usage.cpuSeconds
-    tally.contextSwitches = end.contextSwitches - usage.contextSwitches
+    tally.addUsage(since: usage)
     tally.calls = roundTrips
     return tally
   }

@@ -15,6 +15,13 @@ struct Tally: Sendable {
     _ = self.latencies.record(Swift.max(1, microseconds))
   }
 
+  /// Adds the process's CPU time and context switches since `start`.
+  mutating func addUsage(since start: ResourceUsage) {
+    let end = ResourceUsage.now()
+    self.cpuSeconds += end.cpuSeconds - start.cpuSeconds
+    self.contextSwitches += end.contextSwitches - start.contextSwitches
+  }
+
   mutating func add(_ other: Tally) {
     self.latencies.add(other.latencies)
     self.calls += other.calls

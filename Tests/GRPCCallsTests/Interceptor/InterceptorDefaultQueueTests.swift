@@ -13,7 +13,7 @@ struct InterceptorDefaultQueueTests {
   @Test("targets the response handler's queue: every event runs on the interceptor's queue, within the handler's")
   func targetsHandlerQueue() async throws {
     let handler = NamedQueue("handler")
-    let seen = try await Self.unaryCall(handler: handler) { [QueueProbe.factory("I", sees: [handler])] }
+    let seen = try await Self.unaryCall(handler: handler) { log in [QueueProbe.factory("I", log: log, sees: [handler])] }
     #expect(seen == ["I.start: own handler", "I.close: own handler"])
   }
 
@@ -21,10 +21,10 @@ struct InterceptorDefaultQueueTests {
   func targetsQueueAbove() async throws {
     let handler = NamedQueue("handler")
     let above = NamedQueue("above")
-    let seen = try await Self.unaryCall(handler: handler) {
+    let seen = try await Self.unaryCall(handler: handler) { log in
       [
-        QueueProbe.factory("A", queue: above, sees: [handler, above]),
-        QueueProbe.factory("B", sees: [handler, above]),
+        QueueProbe.factory("A", log: log, queue: above, sees: [handler, above]),
+        QueueProbe.factory("B", log: log, sees: [handler, above]),
       ]
     }
     // A's queue was given, so it targets nothing of the call's; B's targets A's.
@@ -34,8 +34,11 @@ struct InterceptorDefaultQueueTests {
   @Test("below an inline interceptor, targets what that one passes responses to")
   func skipsInlineAbove() async throws {
     let handler = NamedQueue("handler")
-    let seen = try await Self.unaryCall(handler: handler) {
-      [QueueProbe.factory("A", inline: true, sees: [handler]), QueueProbe.factory("B", sees: [handler])]
+    let seen = try await Self.unaryCall(handler: handler) { log in
+      [
+        QueueProbe.factory("A", log: log, inline: true, sees: [handler]),
+        QueueProbe.factory("B", log: log, sees: [handler]),
+      ]
     }
     #expect(seen.filter { $0.hasPrefix("B.") } == ["B.start: own handler", "B.close: own handler"])
   }
@@ -44,23 +47,23 @@ struct InterceptorDefaultQueueTests {
   func givenQueueKept() async throws {
     let handler = NamedQueue("handler")
     let given = NamedQueue("given")
-    let seen = try await Self.unaryCall(handler: handler) {
-      [QueueProbe.factory("I", queue: given, sees: [handler, given])]
+    let seen = try await Self.unaryCall(handler: handler) { log in
+      [QueueProbe.factory("I", log: log, queue: given, sees: [handler, given])]
     }
     #expect(seen == ["I.start: own given", "I.close: own given"])
   }
 
-  /// One `UnaryCall` whose handler runs on `handler`, through the interceptors `factories` makes;
-  /// returns what the probes saw.
+  /// One `UnaryCall` whose handler runs on `handler`, through the interceptors `factories` makes
+  /// (recording into the log it is given); returns what the probes saw.
   private static func unaryCall(
     handler: NamedQueue,
-    _ factories: @escaping @Sendable () -> [any GRPCInterceptorFactory]
+    _ factories: (InterceptorLog) -> [any GRPCInterceptorFactory]
   ) async throws -> [String] {
-    QueueProbe.log.withLock { $0 = [:] }
-    let id = UUID().uuidString
+    let log = InterceptorLog()
+    let factories = factories(log)
     try await withTestServer { server in
       var options = server.options
-      options.interceptorFactories = factories().map { TaggedFactory(id: id, base: $0) }
+      options.interceptorFactories = factories
       let (call, recorder) = try server.call("UnaryCall", options: options, recorder: CallRecorder(queue: handler.queue))
       call.start()
       call.writeData(try Grpc_Testing_SimpleRequest().bytes)
@@ -68,7 +71,7 @@ struct InterceptorDefaultQueueTests {
       #expect(await recorder.waitForClose()?.error == nil)
       #expect(recorder.deliveryContractHeld)
     }
-    return QueueProbe.log.withLock { $0[id] ?? [] }
+    return log.all
   }
 }
 
@@ -88,30 +91,24 @@ struct NamedQueue: Sendable {
   var isCurrent: Bool { DispatchQueue.getSpecific(key: self.key) == self.name }
 }
 
-/// Gives each probe the test's id, so tests running at once keep their records apart.
-private struct TaggedFactory: GRPCInterceptorFactory {
-  let id: String
-  let base: any GRPCInterceptorFactory
-
-  func makeInterceptor(manager: GRPCInterceptorManager) -> GRPCInterceptor? {
-    let interceptor = self.base.makeInterceptor(manager: manager)
-    (interceptor as? QueueProbe)?.id.withLock { $0 = self.id }
-    return interceptor
-  }
-}
-
 /// A pass-through interceptor that records, at its start and its close, whether the event ran
 /// on its own queue and which of `sees` it ran within.
 private final class QueueProbe: GRPCInterceptor, @unchecked Sendable {
-  static let log = LockedValue<[String: [String]]>([:])
-
-  let id = LockedValue("")
   private let name: String
+  private let log: InterceptorLog
   private let sees: [NamedQueue]
   private let ownKey = DispatchSpecificKey<Bool>()
 
-  init(manager: GRPCInterceptorManager, name: String, queue: NamedQueue?, inline: Bool, sees: [NamedQueue]) {
+  init(
+    manager: GRPCInterceptorManager,
+    name: String,
+    log: InterceptorLog,
+    queue: NamedQueue?,
+    inline: Bool,
+    sees: [NamedQueue]
+  ) {
     self.name = name
+    self.log = log
     self.sees = sees
     super.init(manager: manager, dispatchQueue: queue?.queue, executesInline: inline)
     self.dispatchQueue.setSpecific(key: self.ownKey, value: true)
@@ -119,19 +116,21 @@ private final class QueueProbe: GRPCInterceptor, @unchecked Sendable {
 
   static func factory(
     _ name: String,
+    log: InterceptorLog,
     queue: NamedQueue? = nil,
     inline: Bool = false,
     sees: [NamedQueue]
   ) -> GRPCClosureInterceptorFactory {
-    GRPCClosureInterceptorFactory { QueueProbe(manager: $0, name: name, queue: queue, inline: inline, sees: sees) }
+    GRPCClosureInterceptorFactory {
+      QueueProbe(manager: $0, name: name, log: log, queue: queue, inline: inline, sees: sees)
+    }
   }
 
   private func record(_ event: String) {
     let own = DispatchQueue.getSpecific(key: self.ownKey) == true ? "own" : "elsewhere"
     let within = self.sees.filter(\.isCurrent).map(\.name)
     let entry = "\(self.name).\(event): \(([own] + within).joined(separator: " "))"
-    let id = self.id.withLock { $0 }
-    Self.log.withLock { $0[id, default: []].append(entry) }
+    self.log.append([entry])
   }
 
   override func start(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) {
