@@ -289,13 +289,20 @@ public final class GRPCCall2: Sendable {
   // MARK: Delivering responses
 
   /// A response from the chain below.
-  fileprivate func receive(_ delivery: StateMachine.Delivery) {
+  ///
+  /// `inSenderBlock`: it comes from the block of the first interceptor's default queue, which
+  /// runs within the handler's queue; if nothing else is pending it is delivered there (see
+  /// `ResponseHandOff`).
+  fileprivate func receive(_ delivery: StateMachine.Delivery, inSenderBlock: Bool = false) {
     let schedule = self.state.withLock { state in
       guard state.machine.receive(delivery) else { return false }
       state.drainsScheduled += 1
       return true
     }
-    if schedule {
+    guard schedule else { return }
+    if inSenderBlock {
+      self.drain()
+    } else {
       self.scheduleDrain()
     }
   }
@@ -379,7 +386,7 @@ private final class CallLink: ResponseLink {
   }
 
   func initialMetadata(_ metadata: Metadata) {
-    self.call?.receive(.initialMetadata(metadata))
+    self.call?.receive(.initialMetadata(metadata), inSenderBlock: ResponseHandOff.isPassing(to: self))
   }
 
   func message(_ message: any Sendable) {
@@ -395,14 +402,14 @@ private final class CallLink: ResponseLink {
       )
       return
     }
-    call.receive(.message(message))
+    call.receive(.message(message), inSenderBlock: ResponseHandOff.isPassing(to: self))
   }
 
   func didWrite() {
-    self.call?.receive(.didWrite)
+    self.call?.receive(.didWrite, inSenderBlock: ResponseHandOff.isPassing(to: self))
   }
 
   func close(trailers: Metadata?, error: GRPCError?) {
-    self.call?.receive(.close(trailers: trailers, error: error))
+    self.call?.receive(.close(trailers: trailers, error: error), inSenderBlock: ResponseHandOff.isPassing(to: self))
   }
 }

@@ -44,6 +44,9 @@ open class GRPCInterceptor: @unchecked Sendable {
   /// <doc:WritingAnInterceptor>, "Running inline").
   public let executesInline: Bool
 
+  /// Whether ``dispatchQueue`` is the default one, targeting the queue of the element above.
+  let targetsElementAbove: Bool
+
   /// Creates an interceptor.
   ///
   /// - Parameters:
@@ -51,17 +54,19 @@ open class GRPCInterceptor: @unchecked Sendable {
   ///   - dispatchQueue: The queue the events run on. It may be concurrent: the manager still
   ///     delivers one event at a time. By default, a new serial queue that targets the queue of
   ///     the element above (the response handler's queue for the first interceptor; not the
-  ///     main queue), so that a response reaches the handler with one thread hand-off, not two.
-  ///     Its events then wait while a block of that queue runs: pass a queue of your own for an
-  ///     interceptor whose events must not wait for the handler.
+  ///     main queue), so that a response reaches the handler with one thread hand-off, not
+  ///     two: the responses it passes up are delivered in its block, within the handler's
+  ///     queue. Its events then wait while a block of that queue runs: pass a queue of your own
+  ///     for an interceptor whose events must not wait for the handler.
   ///   - executesInline: Run each event on the thread that delivers it, which may be the
   ///     caller's, the transport's or another interceptor's: only for an interceptor that never
   ///     blocks and does little (a counter, a header, a log record). Off by default, as L50
   ///     says each interceptor's events run on its own queue.
   public init(manager: GRPCInterceptorManager, dispatchQueue: DispatchQueue? = nil, executesInline: Bool = false) {
     self.manager = manager
-    self.dispatchQueue =
-      dispatchQueue ?? DispatchQueue(label: "grpc-calls.interceptor", target: manager.defaultQueueTarget)
+    let target = dispatchQueue == nil ? manager.defaultQueueTarget : nil
+    self.dispatchQueue = dispatchQueue ?? DispatchQueue(label: "grpc-calls.interceptor", target: target)
+    self.targetsElementAbove = target != nil
     self.executesInline = executesInline
   }
 

@@ -44,6 +44,9 @@ public final class GRPCInterceptorManager: Sendable {
     var attempt = 0
     /// Whether the interceptor runs its events on the threads that deliver them.
     var inline = false
+    /// Whether the interceptor's queue targets the queue the element above delivers on, so that
+    /// the responses its blocks pass up are delivered in them (see `ResponseHandOff`).
+    var targetsAbove = false
     /// The interceptor's queue, once it is attached. Kept after the shutdown lets go of the
     /// interceptor, so that events arriving late still drain (into nothing) instead of waiting
     /// in `pending`, which would keep the manager alive.
@@ -91,11 +94,11 @@ public final class GRPCInterceptorManager: Sendable {
   /// below an inline interceptor, where that one's responses go), or none when that is the main
   /// queue or the call delivers its responses inline (the async faces).
   ///
-  /// A response then reaches the handler in one thread hand-off instead of two: the thread that
-  /// runs this interceptor's block goes on to run what the block passed up, as the two queues
-  /// share one target (gRPC Objective-C targets its call queues at the handler's queue too). The
-  /// interceptor's events still run one at a time on its own queue, but not while a block of the
-  /// target runs.
+  /// A response then reaches the handler in one thread hand-off instead of two: the
+  /// interceptor's block runs within the target, so what it passes up is delivered in that block
+  /// (see `ResponseHandOff`; gRPC Objective-C targets its call queues at the handler's queue
+  /// too). The interceptor's events still run one at a time on its own queue, but not while a
+  /// block of the target runs.
   var defaultQueueTarget: DispatchQueue? {
     guard let queue = self.state.withLock({ $0.previous })?.deliveryQueue else { return nil }
     return queue === DispatchQueue.main ? nil : queue
@@ -116,6 +119,7 @@ public final class GRPCInterceptorManager: Sendable {
     let waiting = self.state.withLock { state -> Bool in
       state.interceptor = interceptor
       state.inline = interceptor.executesInline
+      state.targetsAbove = interceptor.targetsElementAbove
       state.queue = interceptor.dispatchQueue
       guard !state.pending.isEmpty else { return false }
       state.drainScheduled = true
@@ -224,15 +228,25 @@ public final class GRPCInterceptorManager: Sendable {
   // MARK: Forwarding
 
   private func passResponse(_ response: StateMachine.Response, _ deliver: (any ResponseLink) -> Void) {
-    let (previous, released) = self.state.withLock { state -> ((any ResponseLink)?, Released?) in
-      guard let previous = state.previous, state.machine.pass(response) else { return (nil, nil) }
-      guard case .close = response else { return (previous, nil) }
+    let (previous, inBlock, released) = self.state.withLock {
+      state -> ((any ResponseLink)?, Bool, Released?) in
+      guard let previous = state.previous, state.machine.pass(response) else { return (nil, false, nil) }
+      // From this interceptor's block on its default queue, which runs within the queue the
+      // element above delivers on; not from an inline interceptor or another thread.
+      let inBlock =
+        state.targetsAbove && !state.inline
+        && state.performer.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+      guard case .close = response else { return (previous, inBlock, nil) }
       // The close is the last thing to travel up: the manager lets go of its neighbours and of
       // the interceptor itself, whether or not the interceptor calls `super` or shutDown().
-      return (previous, state.release())
+      return (previous, inBlock, state.release())
     }
     if let previous {
-      deliver(previous)
+      if inBlock {
+        ResponseHandOff.passing(to: previous) { deliver(previous) }
+      } else {
+        deliver(previous)
+      }
     }
     withExtendedLifetime(released) {}
   }
@@ -319,9 +333,10 @@ extension GRPCInterceptorManager: RequestLink {
   /// by then, or `attempt` (for responses) is no longer the current one.
   fileprivate func onInterceptor(
     attempt: Int? = nil,
+    inSenderBlock: Bool = false,
     _ event: @escaping @Sendable (GRPCInterceptor) -> Void
   ) {
-    self.run {
+    self.run(inSenderBlock: inSenderBlock) {
       let interceptor = self.state.withLock { state in
         attempt == nil || attempt == state.attempt ? state.interceptor : nil
       }
@@ -344,8 +359,9 @@ extension GRPCInterceptorManager: RequestLink {
   ///
   /// One block at a time per manager keeps the events in order on a concurrent queue too, and
   /// needs no queue of the manager's own (one per interceptor per call, made and freed for
-  /// nothing).
-  private func run(_ work: @escaping @Sendable () -> Void) {
+  /// nothing). `inSenderBlock`: a response from the block of the interceptor below, which runs
+  /// within this interceptor's queue; it runs there if nothing else is pending.
+  private func run(inSenderBlock: Bool = false, _ work: @escaping @Sendable () -> Void) {
     enum Next { case now, later, schedule(DispatchQueue) }
     let next = self.state.withLock { state -> Next in
       // An inline interceptor whose early events still wait for their block runs them first.
@@ -365,7 +381,11 @@ extension GRPCInterceptorManager: RequestLink {
       self.flushRequests()
       self.runPending()
     case .schedule(let queue):
-      queue.async { self.drain() }
+      if inSenderBlock {
+        self.drain()
+      } else {
+        queue.async { self.drain() }
+      }
     case .later:
       break
     }
@@ -415,20 +435,22 @@ private final class AttemptLink: ResponseLink {
   }
 
   func initialMetadata(_ metadata: Metadata) {
-    self.manager.onInterceptor(attempt: self.attempt) { $0.didReceiveInitialMetadata(metadata) }
+    self.onInterceptor { $0.didReceiveInitialMetadata(metadata) }
   }
 
   func message(_ message: any Sendable) {
-    self.manager.onInterceptor(attempt: self.attempt) { $0.didReceiveData(message) }
+    self.onInterceptor { $0.didReceiveData(message) }
   }
 
   func didWrite() {
-    self.manager.onInterceptor(attempt: self.attempt) { $0.didWriteData() }
+    self.onInterceptor { $0.didWriteData() }
   }
 
   func close(trailers: Metadata?, error: GRPCError?) {
-    self.manager.onInterceptor(attempt: self.attempt) {
-      $0.didClose(trailingMetadata: trailers, error: error)
-    }
+    self.onInterceptor { $0.didClose(trailingMetadata: trailers, error: error) }
+  }
+
+  private func onInterceptor(_ event: @escaping @Sendable (GRPCInterceptor) -> Void) {
+    self.manager.onInterceptor(attempt: self.attempt, inSenderBlock: ResponseHandOff.isPassing(to: self), event)
   }
 }

@@ -41,6 +41,15 @@ struct Bench: AsyncParsableCommand {
   @Option(help: "Flush coalescing variants to run: on, off or both.")
   var coalescing = "both"
 
+  @Option(
+    help: """
+      Variants to run, after --clients and --coalescing: a comma-separated subset of \
+      \(BenchRunner.variantNames.joined(separator: ", ")), or 'all'. One variant alone is \
+      what a profiler should watch.
+      """
+  )
+  var variants = "all"
+
   @Option(help: "Calls in flight for unary-throughput.")
   var concurrency = 64
 
@@ -106,6 +115,7 @@ struct Bench: AsyncParsableCommand {
       settings: settings,
       clients: Set(self.clients.split(separator: ",").map(String.init)),
       coalescing: try self.coalescingVariants(),
+      variants: try self.selectedVariants(),
       grpcio: peer
     )
     defer { runner.close() }
@@ -187,6 +197,18 @@ struct Bench: AsyncParsableCommand {
       }
       return [known]
     }
+  }
+
+  /// `nil` for all variants.
+  private func selectedVariants() throws -> Set<String>? {
+    if self.variants == "all" { return nil }
+    let names = Set(self.variants.split(separator: ",").map(String.init))
+    if let unknown = names.subtracting(BenchRunner.variantNames).sorted().first {
+      throw ValidationError(
+        "unknown variant '\(unknown)': --variants takes \(BenchRunner.variantNames.joined(separator: ", ")) or all"
+      )
+    }
+    return names
   }
 
   private func coalescingVariants() throws -> [Bool] {

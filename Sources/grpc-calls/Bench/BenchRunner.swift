@@ -12,6 +12,11 @@ final class BenchRunner {
     var only: Set<BenchScenario>? = nil
   }
 
+  /// Every variant a contestant can have, in the order they run.
+  static let variantNames = [
+    "coalescing-on", "coalescing-off", "flow-control", "1-interceptor", "1-inline-interceptor", "metrics",
+  ]
+
   private let contestants: [Contestant]
   private let grpcio: GrpcioBenchPeer?
   private let settings: BenchSettings
@@ -22,11 +27,14 @@ final class BenchRunner {
     settings: BenchSettings,
     clients: Set<String>,
     coalescing: [Bool],
+    variants: Set<String>?,
     grpcio: GrpcioBenchPeer?
   ) throws {
     var contestants: [Contestant] = []
+    let wanted = { (variant: String) in variants?.contains(variant) ?? true }
     for coalescing in coalescing {
       let variant = coalescing ? "coalescing-on" : "coalescing-off"
+      guard wanted(variant) else { continue }
       let all: [any BenchClient] = [
         CallsBenchClient(target: "\(host):\(port)", flushCoalescing: coalescing),
         AsyncBenchClient(target: "\(host):\(port)", flushCoalescing: coalescing),
@@ -38,60 +46,39 @@ final class BenchRunner {
       }
     }
     if clients.contains("grpc-calls") {
+      let target = "\(host):\(port)"
+      let coalescing = GRPCCallOptions.defaultFlushCoalescing
+      // Made only when chosen: a client left out opens nothing.
+      func add(_ variant: String, only: Set<BenchScenario>, _ make: () -> CallsBenchClient) {
+        if wanted(variant) {
+          contestants.append(Contestant(client: make(), variant: variant, only: only))
+        }
+      }
       // L49 flow control, measured where it matters: each round trip asks for its response.
-      contestants.append(
-        Contestant(
-          client: CallsBenchClient(
-            target: "\(host):\(port)",
-            flushCoalescing: GRPCCallOptions.defaultFlushCoalescing,
-            flowControl: true
-          ),
-          variant: "flow-control",
-          only: [.pingPong]
-        )
-      )
+      add("flow-control", only: [.pingPong]) {
+        CallsBenchClient(target: target, flushCoalescing: coalescing, flowControl: true)
+      }
       // L50: the cost of one interceptor that passes every event on.
-      contestants.append(
-        Contestant(
-          client: CallsBenchClient(
-            target: "\(host):\(port)",
-            flushCoalescing: GRPCCallOptions.defaultFlushCoalescing,
-            passThroughInterceptors: 1
-          ),
-          variant: "1-interceptor",
-          only: [.pingPong, .unaryLatency]
-        )
-      )
+      add("1-interceptor", only: [.pingPong, .unaryLatency]) {
+        CallsBenchClient(target: target, flushCoalescing: coalescing, passThroughInterceptors: 1)
+      }
       // The same interceptor running inline (`executesInline`): no hop to its own queue.
-      contestants.append(
-        Contestant(
-          client: CallsBenchClient(
-            target: "\(host):\(port)",
-            flushCoalescing: GRPCCallOptions.defaultFlushCoalescing,
-            passThroughInterceptors: 1,
-            inline: true
-          ),
-          variant: "1-inline-interceptor",
-          only: [.pingPong, .unaryLatency]
-        )
-      )
+      add("1-inline-interceptor", only: [.pingPong, .unaryLatency]) {
+        CallsBenchClient(target: target, flushCoalescing: coalescing, passThroughInterceptors: 1, inline: true)
+      }
       // The ready-made metrics interceptor recording into a Prometheus registry: what a
       // production app pays for per-call metrics.
-      contestants.append(
-        Contestant(
-          client: CallsBenchClient(
-            target: "\(host):\(port)",
-            flushCoalescing: GRPCCallOptions.defaultFlushCoalescing,
-            interceptors: [
-              GRPCMetricsInterceptorFactory(
-                factory: PrometheusMetricsFactory.openTelemetryNames(registry: PrometheusCollectorRegistry())
-              )
-            ]
-          ),
-          variant: "metrics",
-          only: [.pingPong, .unaryLatency]
+      add("metrics", only: [.pingPong, .unaryLatency]) {
+        CallsBenchClient(
+          target: target,
+          flushCoalescing: coalescing,
+          interceptors: [
+            GRPCMetricsInterceptorFactory(
+              factory: PrometheusMetricsFactory.openTelemetryNames(registry: PrometheusCollectorRegistry())
+            )
+          ]
         )
-      )
+      }
     }
     self.contestants = contestants
     self.grpcio = grpcio

@@ -53,18 +53,81 @@ struct InterceptorDefaultQueueTests {
     #expect(seen == ["I.start: own given", "I.close: own given"])
   }
 
+  @Test(
+    "responses reach the handler inside the interceptor's block, not in a block of the handler's queue after it",
+    arguments: [false, true]
+  )
+  func responsesDeliveredInBlock(concurrentHandlerQueue: Bool) async throws {
+    let queue =
+      concurrentHandlerQueue
+      ? DispatchQueue(label: "test.handler", attributes: .concurrent) : DispatchQueue(label: "test.handler")
+    let seen = try await Self.unaryCall(handlerQueue: queue) { log, recorder in
+      [HandOffProbe.factory("I", log: log, recorder: recorder)]
+    }
+    #expect(seen == ["I.close: handler had it"])
+  }
+
+  @Test("through two interceptors, a response reaches the handler inside the lower one's block")
+  func responsesDeliveredThroughTwo() async throws {
+    let seen = try await Self.unaryCall(handlerQueue: DispatchQueue(label: "test.handler")) { log, recorder in
+      [
+        HandOffProbe.factory("A", log: log, recorder: recorder),
+        HandOffProbe.factory("B", log: log, recorder: recorder),
+      ]
+    }
+    // B passes the close to A, whose queue B's targets: A's event and the handler run in B's block.
+    #expect(seen == ["A.close: handler had it", "B.close: handler had it"])
+  }
+
+  @Test("a handler callback delivered in the interceptor's block that cancels another call of its queue gets that close later")
+  func otherCallsStillScheduled() async throws {
+    let queue = DispatchQueue(label: "test.handler")
+    let log = InterceptorLog()
+    try await withTestServer { server in
+      let other = CallRecorder(queue: queue)
+      let (otherCall, _) = try server.call("FullDuplexCall", recorder: other)
+      otherCall.start()
+      // Inside this call's close, delivered in its interceptor's block, which runs within the
+      // queue the other call's handler shares: the other close must not run inside this one.
+      let recorder = CallRecorder(queue: queue, onClose: { _ in
+        otherCall.cancel()
+        log.append(["other call's closes inside: \(other.closeCount)"])
+      })
+      var options = server.options
+      options.interceptorFactories = [HandOffProbe.factory("I", log: log, recorder: recorder)]
+      let (call, _) = try server.call("UnaryCall", options: options, recorder: recorder)
+      call.start()
+      call.writeData(try Grpc_Testing_SimpleRequest().bytes)
+      call.finish()
+      #expect(await recorder.waitForClose()?.error == nil)
+      #expect(await other.waitForClose()?.error?.code == .cancelled)
+      #expect(other.deliveryContractHeld)
+    }
+    #expect(log.all == ["other call's closes inside: 0", "I.close: handler had it"])
+  }
+
   /// One `UnaryCall` whose handler runs on `handler`, through the interceptors `factories` makes
   /// (recording into the log it is given); returns what the probes saw.
   private static func unaryCall(
     handler: NamedQueue,
     _ factories: (InterceptorLog) -> [any GRPCInterceptorFactory]
   ) async throws -> [String] {
+    try await Self.unaryCall(handlerQueue: handler.queue) { log, _ in factories(log) }
+  }
+
+  /// One `UnaryCall` whose handler, a recorder, runs on `handlerQueue`, through the interceptors
+  /// `factories` makes; returns what they logged.
+  private static func unaryCall(
+    handlerQueue: DispatchQueue,
+    _ factories: (InterceptorLog, CallRecorder) -> [any GRPCInterceptorFactory]
+  ) async throws -> [String] {
     let log = InterceptorLog()
-    let factories = factories(log)
+    let recorder = CallRecorder(queue: handlerQueue)
+    let factories = factories(log, recorder)
     try await withTestServer { server in
       var options = server.options
       options.interceptorFactories = factories
-      let (call, recorder) = try server.call("UnaryCall", options: options, recorder: CallRecorder(queue: handler.queue))
+      let (call, recorder) = try server.call("UnaryCall", options: options, recorder: recorder)
       call.start()
       call.writeData(try Grpc_Testing_SimpleRequest().bytes)
       call.finish()
@@ -141,5 +204,30 @@ private final class QueueProbe: GRPCInterceptor, @unchecked Sendable {
   override func didClose(trailingMetadata: Metadata?, error: GRPCError?) {
     self.record("close")
     super.didClose(trailingMetadata: trailingMetadata, error: error)
+  }
+}
+
+/// A pass-through interceptor on its default queue that records, once it has passed the close
+/// up, whether the handler had it by then: it had only if the handler ran inside this block.
+private final class HandOffProbe: GRPCInterceptor, @unchecked Sendable {
+  private let name: String
+  private let log: InterceptorLog
+  private let recorder: CallRecorder
+
+  init(manager: GRPCInterceptorManager, name: String, log: InterceptorLog, recorder: CallRecorder) {
+    self.name = name
+    self.log = log
+    self.recorder = recorder
+    super.init(manager: manager)
+  }
+
+  static func factory(_ name: String, log: InterceptorLog, recorder: CallRecorder) -> GRPCClosureInterceptorFactory {
+    GRPCClosureInterceptorFactory { HandOffProbe(manager: $0, name: name, log: log, recorder: recorder) }
+  }
+
+  override func didClose(trailingMetadata: Metadata?, error: GRPCError?) {
+    super.didClose(trailingMetadata: trailingMetadata, error: error)
+    let had = self.recorder.closeCount == 1 ? "had it" : "did not have it yet"
+    self.log.append(["\(self.name).close: handler \(had)"])
   }
 }
