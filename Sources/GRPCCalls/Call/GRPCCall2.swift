@@ -386,7 +386,7 @@ private final class CallLink: ResponseLink {
   }
 
   func initialMetadata(_ metadata: Metadata) {
-    self.call?.receive(.initialMetadata(metadata), inSenderBlock: ResponseHandOff.isPassing(to: self))
+    self.pass(.initialMetadata(metadata), to: self.call)
   }
 
   func message(_ message: any Sendable) {
@@ -402,14 +402,18 @@ private final class CallLink: ResponseLink {
       )
       return
     }
-    call.receive(.message(message), inSenderBlock: ResponseHandOff.isPassing(to: self))
+    self.pass(.message(message), to: call)
   }
 
   func didWrite() {
-    self.call?.receive(.didWrite, inSenderBlock: ResponseHandOff.isPassing(to: self))
+    self.pass(.didWrite, to: self.call)
   }
 
   func close(trailers: Metadata?, error: GRPCError?) {
-    self.call?.receive(.close(trailers: trailers, error: error), inSenderBlock: ResponseHandOff.isPassing(to: self))
+    self.pass(.close(trailers: trailers, error: error), to: self.call)
+  }
+
+  private func pass(_ delivery: GRPCCall2.StateMachine.Delivery, to call: GRPCCall2?) {
+    call?.receive(delivery, inSenderBlock: ResponseHandOff.isPassing(to: self))
   }
 }

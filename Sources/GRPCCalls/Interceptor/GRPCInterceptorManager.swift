@@ -64,6 +64,11 @@ public final class GRPCInterceptorManager: Sendable {
     /// Requests passed on by the events running now, delivered when they have run.
     var outbox = RequestBatch()
 
+    /// Whether this thread is the one running the interceptor's events now.
+    var performerIsThisThread: Bool {
+      self.performer.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+    }
+
     /// Shuts the manager down and hands back what it held, to be released after the lock.
     mutating func release() -> Released {
       self.machine.shutDown()
@@ -233,9 +238,7 @@ public final class GRPCInterceptorManager: Sendable {
       guard let previous = state.previous, state.machine.pass(response) else { return (nil, false, nil) }
       // From this interceptor's block on its default queue, which runs within the queue the
       // element above delivers on; not from an inline interceptor or another thread.
-      let inBlock =
-        state.targetsAbove && !state.inline
-        && state.performer.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+      let inBlock = state.targetsAbove && !state.inline && state.performerIsThisThread
       guard case .close = response else { return (previous, inBlock, nil) }
       // The close is the last thing to travel up: the manager lets go of its neighbours and of
       // the interceptor itself, whether or not the interceptor calls `super` or shutDown().
@@ -348,9 +351,7 @@ extension GRPCInterceptorManager: RequestLink {
 
   /// Whether this thread is running the interceptor's events now.
   private var isRunningInterceptor: Bool {
-    self.state.withLock { state in
-      state.performer.map { pthread_equal($0, pthread_self()) != 0 } ?? false
-    }
+    self.state.withLock { $0.performerIsThisThread }
   }
 
   /// Runs `work` where the interceptor's events run: on the interceptor's queue, in one block
