@@ -50,12 +50,13 @@ extension GRPCProtoService {
     try await self.withAsyncCall(
       method,
       Request.self,
+      Response.self,
       callOptions,
       safety,
       flowControl: false,
       requests: [request]
-    ) { (bridge: AsyncCallBridge<Response>, _) in
-      try await Self.single(bridge)
+    ) { (bridge: AsyncCallBridge, _) in
+      try await Self.single(bridge, Response.self)
     }
   }
 
@@ -71,11 +72,12 @@ extension GRPCProtoService {
     try await self.withAsyncCall(
       method,
       Request.self,
+      Response.self,
       callOptions,
       safety,
       flowControl: true,
       requests: [request]
-    ) { (bridge: AsyncCallBridge<Response>, _) in
+    ) { (bridge: AsyncCallBridge, _) in
       try await body(GRPCResponseStream(bridge: bridge))
     }
   }
@@ -89,11 +91,11 @@ extension GRPCProtoService {
     safety: GRPCCallSafety = .default,
     requests: (GRPCRequestWriter<Request>) async throws -> Void
   ) async throws -> Response {
-    try await self.withAsyncCall(method, Request.self, callOptions, safety, flowControl: true) {
-      (bridge: AsyncCallBridge<Response>, call) in
+    try await self.withAsyncCall(method, Request.self, Response.self, callOptions, safety, flowControl: true) {
+      (bridge: AsyncCallBridge, call) in
       try await requests(GRPCRequestWriter(bridge: bridge))
       call.finish()
-      return try await Self.single(bridge).message
+      return try await Self.single(bridge, Response.self).message
     }
   }
 
@@ -112,8 +114,8 @@ extension GRPCProtoService {
     requests: @escaping @Sendable (GRPCRequestWriter<Request>) async throws -> Void,
     body: (GRPCResponseStream<Response>) async throws -> Result
   ) async throws -> Result {
-    try await self.withAsyncCall(method, Request.self, callOptions, safety, flowControl: true) {
-      (bridge: AsyncCallBridge<Response>, call) in
+    try await self.withAsyncCall(method, Request.self, Response.self, callOptions, safety, flowControl: true) {
+      (bridge: AsyncCallBridge, call) in
       let writer = Task {
         try await requests(GRPCRequestWriter(bridge: bridge))
         call.finish()
@@ -139,15 +141,16 @@ extension GRPCProtoService {
   private func withAsyncCall<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message, Result>(
     _ method: String,
     _ request: Request.Type,
+    _ response: Response.Type,
     _ callOptions: GRPCCallOptions?,
     _ safety: GRPCCallSafety,
     flowControl: Bool,
     requests: [Request]? = nil,
-    _ body: (AsyncCallBridge<Response>, GRPCCall2) async throws -> Result
+    _ body: (AsyncCallBridge, GRPCCall2) async throws -> Result
   ) async throws -> Result {
     var options = callOptions ?? self.callOptions
     options.enableFlowControl = flowControl
-    let bridge = AsyncCallBridge<Response>(flowControlled: flowControl)
+    let bridge = AsyncCallBridge(flowControlled: flowControl, responseType: Response.self)
     let call = self.makeCall(method, Request.self, Response.self, bridge, options, safety, deliveringInline: true)
     bridge.call = call
     if let requests {
@@ -172,8 +175,11 @@ extension GRPCProtoService {
   }
 
   /// The one response of a unary-response call, with its headers and trailers.
-  private static func single<Response>(_ bridge: AsyncCallBridge<Response>) async throws -> GRPCResponse<Response> {
-    guard let response = try await bridge.next() else {
+  private static func single<Response>(
+    _ bridge: AsyncCallBridge,
+    _ type: Response.Type
+  ) async throws -> GRPCResponse<Response> {
+    guard let response = try await bridge.next(as: Response.self) else {
       throw GRPCError(code: .internalError, message: "The server closed the call without a response")
     }
     let trailers = try await bridge.waitForClose()

@@ -10,7 +10,7 @@ public import SwiftProtobuf
 public struct GRPCResponseStream<Response: SwiftProtobuf.Message>: AsyncSequence, Sendable {
   public typealias Element = Response
 
-  let bridge: AsyncCallBridge<Response>
+  let bridge: AsyncCallBridge
 
   /// The response headers, once they arrived (after the first message, at the latest).
   public var initialMetadata: Metadata? { self.bridge.headers }
@@ -23,10 +23,10 @@ public struct GRPCResponseStream<Response: SwiftProtobuf.Message>: AsyncSequence
   }
 
   public struct AsyncIterator: AsyncIteratorProtocol {
-    let bridge: AsyncCallBridge<Response>
+    let bridge: AsyncCallBridge
 
     public mutating func next() async throws -> Response? {
-      try await self.bridge.next()
+      try await self.bridge.next(as: Response.self)
     }
   }
 }
