@@ -1,7 +1,6 @@
 internal import Dispatch
 internal import GRPCCalls
 internal import GRPCCore
-internal import SwiftProtobuf
 
 /// Turns a call's callbacks into `async` reads and writes.
 ///
@@ -18,14 +17,13 @@ internal import SwiftProtobuf
 /// methods) are generic functions the library runs unspecialized, and there every use of a type
 /// built on the response type (this bridge's state, its continuations, its lock) looked its
 /// metadata up in the runtime's cache: about 7% of the client's CPU in a profile of a stream of
-/// 16-byte messages. The bridge keeps messages as `any Sendable`, takes only those `accepts`
-/// lets through, and the typed face casts each one back (``next(as:)``).
+/// 16-byte messages. The bridge keeps messages as `any Sendable` and the typed face casts each
+/// one back (``next(as:)``); the call has already checked each message's type with its
+/// marshaller, closing with `INTERNAL` on one of another type.
 final class AsyncCallBridge: GRPCResponseHandler {
   /// Never used: the call delivers inline.
   var dispatchQueue: DispatchQueue { .global() }
   let flowControlled: Bool
-  /// Whether a message the call delivers is of the response type; others are dropped.
-  private let accepts: @Sendable (any Sendable) -> Bool
   private let state = LockedValue(State())
   private let callBox = LockedValue<GRPCCall2?>(nil)
 
@@ -45,10 +43,8 @@ final class AsyncCallBridge: GRPCResponseHandler {
     var headers: Metadata?
   }
 
-  /// A bridge for responses of type `Response`.
-  init<Response: SwiftProtobuf.Message>(flowControlled: Bool, responseType: Response.Type) {
+  init(flowControlled: Bool) {
     self.flowControlled = flowControlled
-    self.accepts = { $0 is Response }
   }
 
   /// The call this bridge serves; set once, right after the call is made, and let go of at the
@@ -75,7 +71,7 @@ final class AsyncCallBridge: GRPCResponseHandler {
   func next<Response>(as type: Response.Type) async throws -> Response? {
     guard let message = try await self.nextMessage() else { return nil }
     guard let response = message as? Response else {
-      // Unreachable: `accepts` let only responses in.
+      // Unreachable: the call's marshaller lets only responses through.
       throw GRPCError(
         code: .internalError,
         message: "The call delivered a \(Swift.type(of: message)) where \(Response.self) was expected"
@@ -147,7 +143,6 @@ final class AsyncCallBridge: GRPCResponseHandler {
   }
 
   func didReceiveData(_ data: any Sendable) {
-    guard self.accepts(data) else { return }
     let reader: CheckedContinuation<(any Sendable)?, any Error>? = self.state.withLock { state in
       state.demandOutstanding = false
       guard let reader = state.reader else {

@@ -150,7 +150,7 @@ extension GRPCProtoService {
   ) async throws -> Result {
     var options = callOptions ?? self.callOptions
     options.enableFlowControl = flowControl
-    let bridge = AsyncCallBridge(flowControlled: flowControl, responseType: Response.self)
+    let bridge = AsyncCallBridge(flowControlled: flowControl)
     let call = self.makeCall(method, Request.self, Response.self, bridge, options, safety, deliveringInline: true)
     bridge.call = call
     if let requests {
