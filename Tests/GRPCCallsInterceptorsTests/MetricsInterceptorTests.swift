@@ -14,12 +14,13 @@ struct MetricsInterceptorTests {
     ("rpc.system", "grpc"), ("rpc.service", "grpc.testing.TestService"), ("rpc.method", "UnaryCall"),
   ]
 
-  @Test("10 calls, 7 OK and 3 failed: exact counts, a duration per call by code, in-flight back at 0")
+  @Test("10 calls, 7 OK and 3 failed: exact counts, a duration per call by code, in-flight back at 0, handles made once")
   func mixedStatuses() async throws {
     try await withTestServer { server in
-      let metrics = TestMetrics()
+      let counting = CountingMetricsFactory()
+      let metrics = counting.test
       var options = server.options
-      options.interceptorFactories = [GRPCMetricsInterceptorFactory(factory: metrics)]
+      options.interceptorFactories = [GRPCMetricsInterceptorFactory(factory: counting)]
       for index in 0..<10 {
         var request = try InteropRequests.unary(responseBytes: 100)
         if index % 3 == 2 {
@@ -46,6 +47,65 @@ struct MetricsInterceptorTests {
       let sizes = try metrics.expectRecorder("rpc.client.response.size", Self.method).values
       #expect(sizes == Array(repeating: 100, count: 7))
       #expect(try metrics.expectMeter("rpc.client.in_flight", Self.method).lastValue == 0)
+      // Asked of the backend once for all 10 calls: started, in_flight, request.size,
+      // response.size, requests_per_rpc, responses_per_rpc; duration and finished per code.
+      #expect(counting.made == 10)
     }
+  }
+}
+
+/// A metrics backend that counts the handles it is asked to make (recording goes to a
+/// `TestMetrics`).
+private final class CountingMetricsFactory: MetricsFactory {
+  let test = TestMetrics()
+  private let count = LockedCount()
+
+  var made: Int { self.count.value }
+
+  func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
+    self.count.add()
+    return self.test.makeCounter(label: label, dimensions: dimensions)
+  }
+
+  func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
+    self.count.add()
+    return self.test.makeFloatingPointCounter(label: label, dimensions: dimensions)
+  }
+
+  func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
+    self.count.add()
+    return self.test.makeMeter(label: label, dimensions: dimensions)
+  }
+
+  func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
+    self.count.add()
+    return self.test.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate)
+  }
+
+  func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
+    self.count.add()
+    return self.test.makeTimer(label: label, dimensions: dimensions)
+  }
+
+  func destroyCounter(_ handler: any CounterHandler) { self.test.destroyCounter(handler) }
+  func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) {
+    self.test.destroyFloatingPointCounter(handler)
+  }
+  func destroyMeter(_ handler: any MeterHandler) { self.test.destroyMeter(handler) }
+  func destroyRecorder(_ handler: any RecorderHandler) { self.test.destroyRecorder(handler) }
+  func destroyTimer(_ handler: any TimerHandler) { self.test.destroyTimer(handler) }
+}
+
+private final class LockedCount: @unchecked Sendable {
+  // @unchecked: `count` is touched only under `lock`.
+  private let lock = NSLock()
+  private var count = 0
+
+  var value: Int {
+    self.lock.withLock { self.count }
+  }
+
+  func add() {
+    self.lock.withLock { self.count += 1 }
   }
 }

@@ -8,37 +8,47 @@ public final class GRPCMetricsInterceptor: GRPCInterceptor, @unchecked Sendable 
   // its manager runs one at a time.
   private let config: GRPCMetricsInterceptorFactory.Config
   private let factory: any MetricsFactory
-  private var dimensions: [(String, String)] = []
+  private let methods: MethodMetricsCache
+  /// The call's method's handles, from the start on.
+  private var metrics: MethodMetrics?
   private var started: ContinuousClock.Instant?
   private var marshaller: (any GRPCMarshaller)?
   private var sent = MessageTally()
   private var received = MessageTally()
 
-  init(manager: GRPCInterceptorManager, config: GRPCMetricsInterceptorFactory.Config, factory: any MetricsFactory) {
+  init(
+    manager: GRPCInterceptorManager,
+    config: GRPCMetricsInterceptorFactory.Config,
+    factory: any MetricsFactory,
+    methods: MethodMetricsCache
+  ) {
     self.config = config
     self.factory = factory
+    self.methods = methods
     super.init(manager: manager, executesInline: config.executesInline)
   }
 
   public override func start(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) {
-    let name = RPCName(path: requestOptions.path)
-    self.dimensions =
-      [("rpc.system", "grpc"), ("rpc.service", name.service), ("rpc.method", name.method)]
-      + self.config.dimensions
+    let metrics = self.methods.metrics(
+      path: requestOptions.path,
+      extraDimensions: self.config.dimensions,
+      factory: self.factory
+    )
+    self.metrics = metrics
     self.marshaller = self.config.recordsMessageSizes ? callOptions.marshaller : nil
     self.started = .now
-    Counter(label: "rpc.client.started", dimensions: self.dimensions, factory: self.factory).increment()
-    self.inFlight.increment()
+    metrics.started.increment()
+    metrics.inFlight.increment()
     super.start(requestOptions: requestOptions, callOptions: callOptions)
   }
 
   public override func writeData(_ data: any Sendable) {
-    self.record(data, in: &self.sent, label: "rpc.client.request.size")
+    self.record(data, in: &self.sent, into: self.metrics?.requestSize)
     super.writeData(data)
   }
 
   public override func didReceiveData(_ data: any Sendable) {
-    self.record(data, in: &self.received, label: "rpc.client.response.size")
+    self.record(data, in: &self.received, into: self.metrics?.responseSize)
     super.didReceiveData(data)
   }
 
@@ -56,26 +66,21 @@ public final class GRPCMetricsInterceptor: GRPCInterceptor, @unchecked Sendable 
   private func recordClose(error: GRPCError?) {
     // Only a started call counts: one closed before it started (an interceptor above answered
     // it) never reached this one.
-    guard let started = self.started else { return }
+    guard let started = self.started, let metrics = self.metrics else { return }
     self.started = nil
-    let withCode = self.dimensions + [("rpc.grpc.status_code", "\(error?.code.rawValue ?? 0)")]
-    Timer(label: "rpc.client.duration", dimensions: withCode, factory: self.factory)
-      .recordInterval(since: started)
-    Counter(label: "rpc.client.finished", dimensions: withCode, factory: self.factory).increment()
-    Recorder(label: "rpc.client.requests_per_rpc", dimensions: self.dimensions, factory: self.factory)
-      .record(self.sent.messages)
-    Recorder(label: "rpc.client.responses_per_rpc", dimensions: self.dimensions, factory: self.factory)
-      .record(self.received.messages)
-    self.inFlight.decrement()
+    let close = metrics.close(code: error?.code.rawValue ?? 0)
+    close.duration.recordInterval(since: started)
+    close.finished.increment()
+    metrics.requestsPerRPC.record(self.sent.messages)
+    metrics.responsesPerRPC.record(self.received.messages)
+    metrics.inFlight.decrement()
   }
 
-  private var inFlight: Meter {
-    Meter(label: "rpc.client.in_flight", dimensions: self.dimensions, factory: self.factory)
-  }
-
-  private func record(_ message: any Sendable, in tally: inout MessageTally, label: String) {
-    guard let size = tally.count(message, marshaller: self.marshaller) else { return }
-    Recorder(label: label, dimensions: self.dimensions, factory: self.factory).record(size)
+  /// Counts a message and records its size; nothing before the start (the manager drops such
+  /// a write anyway).
+  private func record(_ message: any Sendable, in tally: inout MessageTally, into recorder: Recorder?) {
+    guard let recorder, let size = tally.count(message, marshaller: self.marshaller) else { return }
+    recorder.record(size)
   }
 }
 

@@ -34,6 +34,8 @@ public struct GRPCMetricsInterceptorFactory: GRPCInterceptorFactory {
 
   public let config: Config
   let factory: any MetricsFactory
+  /// Each method's handles, shared by the calls of this factory and its copies.
+  let methods = MethodMetricsCache()
 
   /// Creates the factory.
   ///
@@ -46,6 +48,6 @@ public struct GRPCMetricsInterceptorFactory: GRPCInterceptorFactory {
   }
 
   public func makeInterceptor(manager: GRPCInterceptorManager) -> GRPCInterceptor? {
-    GRPCMetricsInterceptor(manager: manager, config: self.config, factory: self.factory)
+    GRPCMetricsInterceptor(manager: manager, config: self.config, factory: self.factory, methods: self.methods)
   }
 }

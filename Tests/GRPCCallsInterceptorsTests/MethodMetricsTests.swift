@@ -1,0 +1,23 @@
+import CoreMetrics
+@testable import GRPCCallsInterceptors
+import MetricsTestKit
+import Testing
+
+@Suite("Metrics interceptor: each method's handles, made once")
+struct MethodMetricsTests {
+  @Test("the table keeps at most its limit of methods; a method beyond it still gets working handles")
+  func tableIsBounded() throws {
+    let metrics = TestMetrics()
+    let cache = MethodMetricsCache(limit: 2)
+    let first = cache.metrics(path: "/a.S/One", extraDimensions: [], factory: metrics)
+    _ = cache.metrics(path: "/a.S/Two", extraDimensions: [], factory: metrics)
+    let third = cache.metrics(path: "/a.S/Three", extraDimensions: [("region", "eu")], factory: metrics)
+    #expect(cache.count == 2)
+    #expect(cache.metrics(path: "/a.S/One", extraDimensions: [], factory: metrics) === first)
+    #expect(cache.metrics(path: "/a.S/Three", extraDimensions: [("region", "eu")], factory: metrics) !== third)
+    third.started.increment()
+    let dimensions = [("rpc.system", "grpc"), ("rpc.service", "a.S"), ("rpc.method", "Three"), ("region", "eu")]
+    #expect(try metrics.expectCounter("rpc.client.started", dimensions).totalValue == 1)
+    #expect(first.close(code: 0).finished === first.close(code: 0).finished)
+  }
+}
