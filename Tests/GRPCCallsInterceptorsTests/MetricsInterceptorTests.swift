@@ -58,32 +58,32 @@ struct MetricsInterceptorTests {
 /// `TestMetrics`).
 private final class CountingMetricsFactory: MetricsFactory {
   let test = TestMetrics()
-  private let count = LockedCount()
+  private let count = LockedValue(0)
 
-  var made: Int { self.count.value }
+  var made: Int { self.count.withLock { $0 } }
 
   func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
-    self.count.add()
+    self.count.withLock { $0 += 1 }
     return self.test.makeCounter(label: label, dimensions: dimensions)
   }
 
   func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
-    self.count.add()
+    self.count.withLock { $0 += 1 }
     return self.test.makeFloatingPointCounter(label: label, dimensions: dimensions)
   }
 
   func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
-    self.count.add()
+    self.count.withLock { $0 += 1 }
     return self.test.makeMeter(label: label, dimensions: dimensions)
   }
 
   func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
-    self.count.add()
+    self.count.withLock { $0 += 1 }
     return self.test.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate)
   }
 
   func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
-    self.count.add()
+    self.count.withLock { $0 += 1 }
     return self.test.makeTimer(label: label, dimensions: dimensions)
   }
 
@@ -94,18 +94,4 @@ private final class CountingMetricsFactory: MetricsFactory {
   func destroyMeter(_ handler: any MeterHandler) { self.test.destroyMeter(handler) }
   func destroyRecorder(_ handler: any RecorderHandler) { self.test.destroyRecorder(handler) }
   func destroyTimer(_ handler: any TimerHandler) { self.test.destroyTimer(handler) }
-}
-
-private final class LockedCount: @unchecked Sendable {
-  // @unchecked: `count` is touched only under `lock`.
-  private let lock = NSLock()
-  private var count = 0
-
-  var value: Int {
-    self.lock.withLock { self.count }
-  }
-
-  func add() {
-    self.lock.withLock { self.count += 1 }
-  }
 }

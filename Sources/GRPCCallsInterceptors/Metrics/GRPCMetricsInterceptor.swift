@@ -7,7 +7,6 @@ public final class GRPCMetricsInterceptor: GRPCInterceptor, @unchecked Sendable 
   // @unchecked: the mutable state below is touched only by this interceptor's events, which
   // its manager runs one at a time.
   private let config: GRPCMetricsInterceptorFactory.Config
-  private let factory: any MetricsFactory
   private let methods: MethodMetricsCache
   /// The call's method's handles, from the start on.
   private var metrics: MethodMetrics?
@@ -16,24 +15,14 @@ public final class GRPCMetricsInterceptor: GRPCInterceptor, @unchecked Sendable 
   private var sent = MessageTally()
   private var received = MessageTally()
 
-  init(
-    manager: GRPCInterceptorManager,
-    config: GRPCMetricsInterceptorFactory.Config,
-    factory: any MetricsFactory,
-    methods: MethodMetricsCache
-  ) {
+  init(manager: GRPCInterceptorManager, config: GRPCMetricsInterceptorFactory.Config, methods: MethodMetricsCache) {
     self.config = config
-    self.factory = factory
     self.methods = methods
     super.init(manager: manager, executesInline: config.executesInline)
   }
 
   public override func start(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) {
-    let metrics = self.methods.metrics(
-      path: requestOptions.path,
-      extraDimensions: self.config.dimensions,
-      factory: self.factory
-    )
+    let metrics = self.methods.metrics(path: requestOptions.path)
     self.metrics = metrics
     self.marshaller = self.config.recordsMessageSizes ? callOptions.marshaller : nil
     self.started = .now

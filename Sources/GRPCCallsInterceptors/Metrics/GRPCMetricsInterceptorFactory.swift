@@ -33,9 +33,8 @@ public struct GRPCMetricsInterceptorFactory: GRPCInterceptorFactory {
   }
 
   public let config: Config
-  let factory: any MetricsFactory
-  /// Each method's handles, shared by the calls of this factory and its copies.
-  let methods = MethodMetricsCache()
+  /// Each method's handles in the backend, shared by the calls of this factory and its copies.
+  let methods: MethodMetricsCache
 
   /// Creates the factory.
   ///
@@ -44,10 +43,10 @@ public struct GRPCMetricsInterceptorFactory: GRPCInterceptorFactory {
   ///   - factory: The metrics backend; by default the one `MetricsSystem.bootstrap` installed.
   public init(config: Config = .defaults, factory: any MetricsFactory = MetricsSystem.factory) {
     self.config = config
-    self.factory = factory
+    self.methods = MethodMetricsCache(extraDimensions: config.dimensions, factory: factory)
   }
 
   public func makeInterceptor(manager: GRPCInterceptorManager) -> GRPCInterceptor? {
-    GRPCMetricsInterceptor(manager: manager, config: self.config, factory: self.factory, methods: self.methods)
+    GRPCMetricsInterceptor(manager: manager, config: self.config, methods: self.methods)
   }
 }

@@ -41,20 +41,12 @@ final class MethodMetrics: Sendable {
 
   /// The handles for a close with `code` (0 for OK).
   func close(code: Int) -> Close {
-    if let close = self.closes.withLock({ $0[code] }) {
-      return close
-    }
-    // Made outside the lock: the factory is the backend's code. Two first closes with one code
-    // may both make handles; the backend gives both the same metric, and one is kept.
-    let withCode = self.dimensions + [("rpc.grpc.status_code", "\(code)")]
-    let made = Close(
-      duration: Timer(label: "rpc.client.duration", dimensions: withCode, factory: self.factory),
-      finished: Counter(label: "rpc.client.finished", dimensions: withCode, factory: self.factory)
-    )
-    return self.closes.withLock { closes in
-      if let kept = closes[code] { return kept }
-      closes[code] = made
-      return made
+    self.closes.value(for: code) {
+      let withCode = self.dimensions + [("rpc.grpc.status_code", "\(code)")]
+      return Close(
+        duration: Timer(label: "rpc.client.duration", dimensions: withCode, factory: self.factory),
+        finished: Counter(label: "rpc.client.finished", dimensions: withCode, factory: self.factory)
+      )
     }
   }
 }
@@ -66,29 +58,49 @@ final class MethodMetrics: Sendable {
 /// does not grow this table without end.
 final class MethodMetricsCache: Sendable {
   private let methods = LockedValue<[String: MethodMetrics]>([:])
+  /// The factory's own dimensions, added to every metric.
+  private let extraDimensions: [(String, String)]
+  private let factory: any MetricsFactory
   private let limit: Int
 
-  init(limit: Int = 1_000) {
+  init(extraDimensions: [(String, String)], factory: any MetricsFactory, limit: Int = 1_000) {
+    self.extraDimensions = extraDimensions
+    self.factory = factory
     self.limit = limit
   }
 
-  func metrics(path: String, extraDimensions: [(String, String)], factory: any MetricsFactory) -> MethodMetrics {
-    if let metrics = self.methods.withLock({ $0[path] }) {
-      return metrics
-    }
-    // Made outside the lock, as in `MethodMetrics.close(code:)`.
-    let made = MethodMetrics(path: path, extraDimensions: extraDimensions, factory: factory)
-    return self.methods.withLock { methods in
-      if let kept = methods[path] { return kept }
-      if methods.count < self.limit {
-        methods[path] = made
-      }
-      return made
+  func metrics(path: String) -> MethodMetrics {
+    self.methods.value(for: path, limit: self.limit) {
+      MethodMetrics(path: path, extraDimensions: self.extraDimensions, factory: self.factory)
     }
   }
 
   /// How many methods' handles are kept; for tests.
   var count: Int {
     self.methods.withLock { $0.count }
+  }
+}
+
+extension LockedValue {
+  /// The value kept for `key`, or one `make` makes, kept if fewer than `limit` are.
+  ///
+  /// `make` runs outside the lock: it calls the metrics backend. Two threads that miss together
+  /// may both make one; the backend gives both the same metric, and the first kept is returned.
+  fileprivate func value<Key: Hashable, Element>(
+    for key: Key,
+    limit: Int = .max,
+    make: () -> Element
+  ) -> Element where Value == [Key: Element] {
+    if let kept = self.withLock({ $0[key] }) {
+      return kept
+    }
+    let made = make()
+    return self.withLock { table in
+      if let kept = table[key] { return kept }
+      if table.count < limit {
+        table[key] = made
+      }
+      return made
+    }
   }
 }
