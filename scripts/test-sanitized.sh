@@ -33,4 +33,4 @@ if [ "$status" -ne 0 ]; then
   echo "tests failed under ThreadSanitizer (exit $status); full log: $log" >&2
   exit 1
 fi
-echo "ok: $(grep -E '^✔ Test run' "$log" | tail -1 | sed -e 's/^✔ //' -e 's/\.$//'); no ThreadSanitizer report"
+echo "ok: $(grep -E '^(✔|━) Test run' "$log" | tail -1 | sed -E -e 's/^(✔|━) //' -e 's/\.$//'); no ThreadSanitizer report"
