@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Interop against an independent implementation: Python grpcio (gRPC C core).
+# Interop against independent implementations: Python grpcio (gRPC C core) and grpc-go.
 #
 #  1. grpc-calls interop (our client, through the generated client's callback, async and v1 methods
 #     and through GRPCCall2 directly: --api all) against the grpcio server, then grpc-calls load
 #     (LOAD_CALLS unary calls per face, one at a time and 32 in flight; default 5,000);
-#  2. grpc-calls interop against our own server, `grpc-calls serve`;
-#  3. the grpcio client against `grpc-calls serve`, to show our test server is a faithful peer.
+#  2. grpc-calls interop against a grpc-go server (interop/go), plaintext and TLS, then
+#     GO_LOAD_CALLS unary calls per face at 1, 64 and 200 in flight (default 10,000);
+#  3. grpc-calls interop against our own server, `grpc-calls serve`;
+#  4. the grpcio client against `grpc-calls serve`, to show our test server is a faithful peer.
 #
 # Creates a virtual environment (.venv-interop, kept out of git) with grpcio and grpcio-tools.
 # Exits non-zero if any case fails. Usage: interop/run.sh [path/to/grpc-calls]
@@ -77,6 +79,22 @@ start_server "$python" interop/python/server.py --port 0 --compress-responses
 "$tool" interop --server_host 127.0.0.1 --server_port "$port" --api all \
   --test_case empty_unary,large_unary,server_streaming,client_streaming,ping_pong || status=1
 "$tool" load --server_host 127.0.0.1 --server_port "$port" --calls 1000 --concurrency 1,32 --api all || status=1
+
+echo "--- grpc-calls interop -> grpc-go server, plaintext and TLS, every face (interop/go)"
+# grpc-go is the implementation behind most gRPC backends, with an HTTP/2 stack of its own: BDP
+# pings on nearly every burst of DATA, keepalive enforcement, a two-phase GOAWAY.
+go_server="$(interop/go/build.sh | tail -n 1)"
+certs="$(mktemp -d)"
+interop/go/make-test-certs.sh "$certs" >/dev/null
+start_server "$go_server" --port 0
+go_port="$port"
+"$tool" interop --server_host 127.0.0.1 --server_port "$go_port" --test_case all --api all --use_cache true || status=1
+start_server "$go_server" --port 0 --tls --cert "$certs/server.pem" --key "$certs/server.key"
+"$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all --api all --use_cache true \
+  --use_tls true --use_test_ca true --ca_file "$certs/ca.pem" --server_host_override foo.test.google.fr || status=1
+
+echo "--- grpc-calls load -> grpc-go server with its defaults (BDP estimation on), every face"
+"$tool" load --target "127.0.0.1:$go_port" --calls "${GO_LOAD_CALLS:-10000}" --concurrency 1,64,200 --api all || status=1
 
 echo "--- grpc-calls interop -> grpc-calls serve"
 start_server "$tool" serve --port 0

@@ -7,6 +7,13 @@ internal import Foundation
 /// would hold it in a block buffer when stdout is not a terminal.
 enum Console {
   static func line(_ text: String) {
-    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    do {
+      try FileHandle.standardOutput.write(contentsOf: Data((text + "\n").utf8))
+    } catch {
+      // Nobody reads the output any more (`grpc-calls load | head -1`): end quietly, as a
+      // command-line tool does on a closed pipe (SwiftNIO ignores SIGPIPE, so the write fails
+      // instead of the signal ending the process).
+      exit(0)
+    }
   }
 }

@@ -19,11 +19,28 @@ struct Load: AsyncParsableCommand {
     abstract: "Make many unary calls through each face of the library; report every failure."
   )
 
+  @Option(
+    help: "The server: any target the library takes (127.0.0.1:50051, dns:host:port, ipv4:addr:port, unix:path). Instead of --server_host and --server_port."
+  )
+  var target: String?
+
   @Option(name: .customLong("server_host"), help: "The server's host name or address.")
   var serverHost = "127.0.0.1"
 
   @Option(name: .customLong("server_port"), help: "The server's port.")
-  var serverPort: Int
+  var serverPort: Int?
+
+  @Option(name: .customLong("use_tls"), help: "Connect over TLS (true/false).")
+  var useTLS = false
+
+  @Option(name: .customLong("ca_file"), help: "A PEM file of roots to trust (TLS).")
+  var caFile: String?
+
+  @Option(
+    name: .customLong("server_host_override"),
+    help: "The name the server's certificate is verified against (TLS)."
+  )
+  var serverHostOverride: String?
 
   @Option(help: "Calls per face and concurrency.")
   var calls = 20_000
@@ -40,7 +57,24 @@ struct Load: AsyncParsableCommand {
     case async
   }
 
+  func validate() throws {
+    if self.target == nil, self.serverPort == nil {
+      throw ValidationError("give the server as --target TARGET, or as --server_host and --server_port")
+    }
+  }
+
   func run() async throws {
+    var options = GRPCCallOptions()
+    options.transportType = self.useTLS ? .tls : .insecure
+    options.timeout = 30
+    options.hostNameOverride = self.serverHostOverride
+    if let caFile = self.caFile {
+      do {
+        options.pemRootCertificates = try String(contentsOfFile: caFile, encoding: .utf8)
+      } catch {
+        throw ValidationError("cannot read \(caFile): \(error.localizedDescription)")
+      }
+    }
     let faces = self.api == "all" ? Face.allCases : try self.api.split(separator: ",").map { name in
       guard let face = Face(rawValue: String(name)) else {
         throw ValidationError("unknown face '\(name)': use raw, callback, async or all")
@@ -53,12 +87,12 @@ struct Load: AsyncParsableCommand {
       }
       return level
     }
-    let target = "\(self.serverHost):\(self.serverPort)"
-    var passed = 0
+    let target = self.target ?? "\(self.serverHost):\(self.serverPort ?? 0)"
+    var succeeded = 0
     var failed = 0
     for face in faces {
       for level in levels {
-        let calls = LoadCalls(target: target, face: face)
+        let calls = LoadCalls(target: target, face: face, options: options)
         let started = ContinuousClock.now
         let result = await calls.run(count: self.calls, inFlight: level)
         calls.close()
@@ -69,10 +103,11 @@ struct Load: AsyncParsableCommand {
           "load \(face.rawValue) in-flight \(level): \(result.succeeded) ok, \(result.failed) failed"
             + " (\(String(format: "%.1f", seconds)) s)" + (failures.isEmpty ? "" : ": \(failures)")
         )
-        if result.failed == 0 { passed += 1 } else { failed += 1 }
+        succeeded += result.succeeded
+        failed += result.failed
       }
     }
-    Console.line("\(passed) passed, \(failed) failed")
+    Console.line("load: \(succeeded) ok, \(failed) failed")
     if failed > 0 {
       throw ExitCode.failure
     }
@@ -104,12 +139,9 @@ struct LoadCalls: Sendable {
     }
   }
 
-  init(target: String, face: Load.Face) {
+  init(target: String, face: Load.Face, options: GRPCCallOptions) {
     self.target = target
     self.face = face
-    var options = GRPCCallOptions()
-    options.transportType = .insecure
-    options.timeout = 30
     self.options = options
     self.service = TestService(host: target, callOptions: options, channelPool: self.pool)
     var request = Grpc_Testing_SimpleRequest()

@@ -5,6 +5,8 @@ public struct RecordedHTTP2Frame: Equatable, Sendable, CustomStringConvertible {
   public static let headers: UInt8 = 0x1
   public static let rstStream: UInt8 = 0x3
   public static let endStream: UInt8 = 0x1
+  /// The CANCEL error code of an RST_STREAM or GOAWAY (RFC 9113 §7).
+  public static let cancel: UInt32 = 0x8
 
   public var type: UInt8
   public var flags: UInt8
@@ -12,6 +14,8 @@ public struct RecordedHTTP2Frame: Equatable, Sendable, CustomStringConvertible {
   public var length: Int
   /// Where the frame's header starts in the parsed bytes.
   public var offset = 0
+  /// An RST_STREAM's error code.
+  public var errorCode: UInt32?
 
   /// Where the frame ends in the parsed bytes.
   public var end: Int { self.offset + 9 + self.length }
@@ -23,6 +27,7 @@ public struct RecordedHTTP2Frame: Equatable, Sendable, CustomStringConvertible {
 
   public var description: String {
     "type \(self.type) flags \(self.flags) stream \(self.streamID) length \(self.length)"
+      + (self.errorCode.map { " error \($0)" } ?? "")
   }
 
   /// Parses a client's bytes: the connection preface, then frames; a partial frame at the end
@@ -38,9 +43,11 @@ public struct RecordedHTTP2Frame: Equatable, Sendable, CustomStringConvertible {
         (UInt32(bytes[offset + 5]) & 0x7f) << 24 | UInt32(bytes[offset + 6]) << 16
         | UInt32(bytes[offset + 7]) << 8 | UInt32(bytes[offset + 8])
       guard offset + 9 + length <= bytes.count else { break }
-      frames.append(
-        RecordedHTTP2Frame(type: bytes[offset + 3], flags: bytes[offset + 4], streamID: streamID, length: length, offset: offset)
-      )
+      var frame = RecordedHTTP2Frame(type: bytes[offset + 3], flags: bytes[offset + 4], streamID: streamID, length: length, offset: offset)
+      if frame.isReset, length == 4 {
+        frame.errorCode = bytes[(offset + 9)..<(offset + 13)].reduce(0) { $0 << 8 | UInt32($1) }
+      }
+      frames.append(frame)
       offset += 9 + length
     }
     return frames

@@ -6,11 +6,17 @@ and UNIMPLEMENTED for unknown methods. It does not check expect_compressed: grpc
 grpc-encoding header and gives the application no way to see whether a request was compressed,
 so run.sh leaves the client_compressed_* cases out against this server.
 
-Usage: python server.py [--host 127.0.0.1] [--port 0]
+Test aids for grpc-calls' own tests: a request with x-grpc-calls-sleep-ms: N waits N ms (or until
+the RPC is cancelled) before the handler runs; with --events FILE, every RPC whose metadata has
+x-grpc-calls-test-id: ID appends "ID METHOD OUTCOME" to FILE when its handler returns (see Call).
+
+Usage: python server.py [--host 127.0.0.1] [--port 0] [--compress-responses] [--events FILE]
 Prints "listening on HOST:PORT" once it accepts connections (port 0 picks a free one).
 """
 
 import argparse
+import functools
+import os
 import signal
 import sys
 import threading
@@ -26,6 +32,172 @@ messages_pb2, empty_pb2, test_pb2_grpc = protos.load()
 ECHO_INITIAL = "x-grpc-test-echo-initial"
 ECHO_TRAILING = "x-grpc-test-echo-trailing-bin"
 ECHO_USER_AGENT = "x-grpc-test-echo-useragent"
+TEST_ID = "x-grpc-calls-test-id"
+SLEEP_MS = "x-grpc-calls-sleep-ms"
+
+# How long a recorded call whose request stream ended waits for grpcio to report a cancel (Call).
+END_GRACE_SECONDS = 0.1
+
+
+class Events:
+    """The --events file: one "ID METHOD OUTCOME" line per recorded RPC, each written whole with
+    one write to a file opened for appending."""
+
+    def __init__(self, path):
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._lock = threading.Lock()
+
+    def record(self, test_id, method, outcome):
+        test_id = "_".join(test_id.split()) or "_"
+        line = f"{test_id} {method} {' '.join(outcome.split())}\n".encode()
+        with self._lock:
+            os.write(self._fd, line)
+
+
+EVENTS = None  # Events, with --events
+
+
+class Call:
+    """What the recorder learns about one RPC, and its record's OUTCOME when the handler returns:
+
+    - "cancelled" or "deadline" if the RPC was cancelled while the handler ran: grpcio reports it
+      inactive (the client reset the stream, the connection went or the deadline passed), its
+      request iterator raised, or the x-grpc-calls-sleep-ms wait ended early. "deadline" if that
+      happened within min(100 ms, a quarter of the timeout) of the deadline (grpcio cannot say
+      which: a deadline ends the call as a cancel does, and a client whose deadline passes resets
+      the stream with CANCEL).
+    - "error:CODE: message" if the handler ended the RPC with a status (set_code, abort) or an
+      exception (UNKNOWN, as grpcio answers);
+    - "error:the handler returned before the request stream ended" if a client-streaming or
+      bidirectional handler returned OK without reaching the end of its requests;
+    - "complete" otherwise: the handler returned OK and, for client-streaming and bidirectional
+      methods, its request iterator ended (the client's END_STREAM).
+
+    grpcio can end a request iterator for a cancel as for END_STREAM (its message read fails
+    before it marks the call cancelled; about 1 cancel in 20 here), reporting the cancel a moment
+    later. So a recorded call whose request iterator ended waits up to END_GRACE_SECONDS for that
+    report before it records "complete" (it took under 1 ms when measured).
+    """
+
+    def __init__(self, context, method, client_stream):
+        self.context = context
+        self.method = method
+        self.client_stream = client_stream
+        self.start = time.monotonic()
+        remaining = context.time_remaining()
+        # grpcio gives an infinite deadline as a huge remaining time.
+        self.deadline = self.start + remaining if remaining is not None and remaining < 1e8 else None
+        metadata = context.invocation_metadata()
+        self.test_id = next((v for k, v in metadata if k == TEST_ID), None)
+        self.sleep_ms = next((v for k, v in metadata if k == SLEEP_MS), None)
+        self.saw_end = False  # the request iterator ended
+        self.cancel_seen = False
+        self.ended = threading.Event()  # set when grpcio ends the RPC, cancelled or finished
+        if not context.add_callback(self.ended.set):
+            self.ended.set()
+
+    def track(self, request_iterator):
+        """The request iterator, noting how it ends."""
+        while True:
+            try:
+                request = next(request_iterator)
+            except StopIteration:
+                self.saw_end = True
+                return
+            except grpc.RpcError:
+                self.cancel_seen = True
+                raise
+            yield request
+
+    def sleep_if_asked(self):
+        if self.sleep_ms is None:
+            return
+        try:
+            ms = int(self.sleep_ms.strip())
+            if ms < 0:
+                raise ValueError
+        except ValueError:
+            self.context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"{SLEEP_MS}: {self.sleep_ms!r} is not a number of milliseconds",
+            )
+        if self.ended.wait(ms / 1000):
+            self.cancel_seen = True
+            code = grpc.StatusCode.DEADLINE_EXCEEDED if self.near_deadline() else grpc.StatusCode.CANCELLED
+            self.context.abort(code, "cancelled while sleeping as x-grpc-calls-sleep-ms asked")
+
+    def near_deadline(self):
+        if self.deadline is None:
+            return False
+        slack = min(0.1, (self.deadline - self.start) / 4)
+        return time.monotonic() >= self.deadline - slack
+
+    def finish(self, exception):
+        if EVENTS is None or self.test_id is None:
+            return
+        EVENTS.record(self.test_id, self.method, self.outcome(exception))
+
+    def outcome(self, exception):
+        code = self.context.code() if hasattr(self.context, "code") else None  # grpcio >= 1.38
+        if code == grpc.StatusCode.OK:
+            code = None
+        # An abort makes grpcio call the RPC inactive too; that is no cancel.
+        cancelled = self.cancel_seen or (code is None and not self.context.is_active())
+        if not cancelled and code is None and exception is None and self.client_stream and self.saw_end:
+            self.ended.wait(END_GRACE_SECONDS)
+            cancelled = not self.context.is_active()
+        if cancelled:
+            return "deadline" if self.near_deadline() else "cancelled"
+        if code is not None:
+            details = (self.context.details() if hasattr(self.context, "details") else None) or b""
+            if isinstance(details, bytes):
+                details = details.decode("utf-8", "replace")
+            return f"error:{code.name}: {details}"
+        if exception is not None:
+            return f"error:UNKNOWN: Exception calling application: {exception}"
+        if self.client_stream and not self.saw_end:
+            return "error:the handler returned before the request stream ended"
+        return "complete"
+
+
+def recorded(client_stream=False, server_stream=False):
+    """Wraps a servicer method: x-grpc-calls-sleep-ms, and the --events record (Call)."""
+
+    def wrap(method):
+        if not server_stream:
+
+            @functools.wraps(method)
+            def handler(self, request, context):
+                call = Call(context, method.__name__, client_stream)
+                if client_stream:
+                    request = call.track(request)
+                try:
+                    call.sleep_if_asked()
+                    response = method(self, request, context)
+                except BaseException as exception:
+                    call.finish(exception)
+                    raise
+                call.finish(None)
+                return response
+
+        else:
+
+            @functools.wraps(method)
+            def handler(self, request, context):
+                call = Call(context, method.__name__, client_stream)
+                if client_stream:
+                    request = call.track(request)
+                try:
+                    call.sleep_if_asked()
+                    yield from method(self, request, context)
+                except BaseException as exception:  # GeneratorExit: grpcio stopped iterating
+                    call.finish(exception)
+                    raise
+                call.finish(None)
+
+        return handler
+
+    return wrap
 
 
 def echo_metadata(context):
@@ -60,10 +232,12 @@ def payload(size):
 
 
 class TestService(test_pb2_grpc.TestServiceServicer):
+    @recorded()
     def EmptyCall(self, request, context):
         echo_metadata(context)
         return empty_pb2.Empty()
 
+    @recorded()
     def UnaryCall(self, request, context):
         echo_metadata(context)
         if fail_if_asked(request.response_status, context):
@@ -72,12 +246,14 @@ class TestService(test_pb2_grpc.TestServiceServicer):
             context.set_compression(grpc.Compression.Gzip)
         return messages_pb2.SimpleResponse(payload=payload(request.response_size))
 
+    @recorded()
     def CacheableUnaryCall(self, request, context):
         echo_metadata(context)
         context.send_initial_metadata([("cache-control", "max-age=60, public")])
         body = str(time.monotonic_ns()).encode()
         return messages_pb2.SimpleResponse(payload=messages_pb2.Payload(body=body))
 
+    @recorded(server_stream=True)
     def StreamingOutputCall(self, request, context):
         echo_metadata(context)
         for parameters in request.response_parameters:
@@ -86,6 +262,7 @@ class TestService(test_pb2_grpc.TestServiceServicer):
             yield messages_pb2.StreamingOutputCallResponse(payload=payload(parameters.size))
         fail_if_asked(request.response_status, context)
 
+    @recorded(client_stream=True)
     def StreamingInputCall(self, request_iterator, context):
         echo_metadata(context)
         total = 0
@@ -93,6 +270,7 @@ class TestService(test_pb2_grpc.TestServiceServicer):
             total += len(request.payload.body)
         return messages_pb2.StreamingInputCallResponse(aggregated_payload_size=total)
 
+    @recorded(client_stream=True, server_stream=True)
     def FullDuplexCall(self, request_iterator, context):
         echo_metadata(context)
         for request in request_iterator:
@@ -103,6 +281,7 @@ class TestService(test_pb2_grpc.TestServiceServicer):
                     time.sleep(parameters.interval_us / 1e6)
                 yield messages_pb2.StreamingOutputCallResponse(payload=payload(parameters.size))
 
+    @recorded(client_stream=True, server_stream=True)
     def HalfDuplexCall(self, request_iterator, context):
         echo_metadata(context)
         requests = list(request_iterator)
@@ -112,6 +291,7 @@ class TestService(test_pb2_grpc.TestServiceServicer):
             for parameters in request.response_parameters:
                 yield messages_pb2.StreamingOutputCallResponse(payload=payload(parameters.size))
 
+    @recorded()
     def UnimplementedCall(self, request, context):
         context.abort(grpc.StatusCode.UNIMPLEMENTED, "UnimplementedCall is not implemented")
 
@@ -125,7 +305,15 @@ def main():
         action="store_true",
         help="gzip every response, whatever the client sent (it must accept gzip)",
     )
+    parser.add_argument(
+        "--events",
+        metavar="FILE",
+        help="append 'ID METHOD OUTCOME' to FILE when an RPC with x-grpc-calls-test-id ends",
+    )
     args = parser.parse_args()
+    global EVENTS
+    if args.events:
+        EVENTS = Events(args.events)
 
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=16),

@@ -91,15 +91,24 @@ extension GRPCCall2Internal {
   private static let closingConnectionMessage = "subchannel isn't ready"
 
   /// The `GRPCClient` path: the executor runs retries and hedging.
+  ///
+  /// The executor runs the request producer in a task of its own, and ends the transport's
+  /// stream as soon as the response handler returns: with the request writer still open, that
+  /// end is a half-close (END_STREAM) which the producer's reset, a moment later, no longer
+  /// undoes. So a cancelled call's response handler returns only once the producer has ended,
+  /// with the reset (both run on the channel's event loop, so the reset is written within the
+  /// producer's last step, before the handler resumes).
   private func runOnClient(_ attempt: RPCAttempt) async throws -> RPCOutcome {
-    try await attempt.channel.rawStreaming(
+    let producerEnded = OneShotLatch()
+    return try await attempt.channel.rawStreaming(
       request: StreamingClientRequest(metadata: attempt.metadata) { writer in
+        defer { producerEnded.open() }
         self.markStreamOpened()
         if let known = attempt.known {
           try await writer.write(contentsOf: try known.map { try self.serialize($0, coder: attempt.coder) })
           self.acknowledgeKnownWrites(known.count)
         } else {
-          while let message = await self.nextRequest() {
+          while let message = try await self.nextRequest() {
             try await writer.write(try self.serialize(message, coder: attempt.coder))
             self.acknowledgeWrites(1)
           }
@@ -109,8 +118,14 @@ extension GRPCCall2Internal {
       options: attempt.options
     ) { response in
       self.markStreamOpened()
-      return await ResponseReader(runner: self, coder: attempt.coder, responseSizeLimit: attempt.responseSizeLimit)
+      let outcome = await ResponseReader(runner: self, coder: attempt.coder, responseSizeLimit: attempt.responseSizeLimit)
         .read(response)
+      if self.cancelReason != nil || Task.isCancelled {
+        // The producer was cancelled with this task (or is woken here): it ends at once.
+        self.endRequests()
+        await producerEnded.wait()
+      }
+      return outcome
     }
   }
 

@@ -40,10 +40,16 @@ extension GRPCCall2Internal {
   }
 
   /// The next request to send, waiting for one; `nil` when the request side is over.
-  func nextRequest() async -> (any Sendable)? {
+  ///
+  /// - Throws: `CancellationError` when the call was cancelled (by the application, its
+  ///   deadline or its task), or its RPC ended before the application finished: the writer then ends the stream with a reset (RST_STREAM CANCEL),
+  ///   never with END_STREAM, so the server sees a cancellation and not a complete request
+  ///   stream (gRPC's HTTP/2 protocol; gRFC A6 and grpc-go do the same).
+  func nextRequest() async throws -> (any Sendable)? {
     while true {
       switch self.state.withLock({ $0.machine.nextRequest() }) {
       case .message(let message): return message
+      case .reset: throw CancellationError()
       case .end: return nil
       case .wait: break
       }

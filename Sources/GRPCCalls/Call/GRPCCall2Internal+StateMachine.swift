@@ -30,8 +30,12 @@ extension GRPCCall2Internal {
     /// What the writer gets when it asks for the next request.
     enum NextRequest: Sendable {
       case message(any Sendable)
-      /// No more requests: half-close (or stop, when the RPC ended).
+      /// No more requests: the application finished, so half-close.
       case end
+      /// The call was cancelled, or the RPC ended before the application finished: reset the
+      /// stream, never half-close it, so the server sees a cancellation rather than a complete
+      /// request stream (queued requests are dropped).
+      case reset
       /// Nothing yet: the writer parks (``parkWriter(_:)``) and asks again when woken.
       case wait
     }
@@ -134,6 +138,7 @@ extension GRPCCall2Internal {
 
     /// The writer asks for the next request.
     mutating func nextRequest() -> NextRequest {
+      if self.cancelReason != nil { return .reset }
       if self.nextRequestIndex < self.requests.count {
         let message = self.requests[self.nextRequestIndex]
         self.nextRequestIndex += 1
@@ -143,7 +148,7 @@ extension GRPCCall2Internal {
         }
         return .message(message)
       }
-      return self.requestsFinished || self.requestsEnded ? .end : .wait
+      return self.requestSideEnd
     }
 
     /// Keeps the writer's continuation until a request, the finish or the end comes; `false`
@@ -155,8 +160,15 @@ extension GRPCCall2Internal {
     }
 
     private func peekRequest() -> NextRequest {
+      if self.cancelReason != nil { return .reset }
       if self.nextRequestIndex < self.requests.count { return .message(self.requests[self.nextRequestIndex]) }
-      return self.requestsFinished || self.requestsEnded ? .end : .wait
+      return self.requestSideEnd
+    }
+
+    /// What the writer does once every queued request left.
+    private var requestSideEnd: NextRequest {
+      if self.requestsFinished { return .end }
+      return self.requestsEnded ? .reset : .wait
     }
 
     /// The reader asks for a unit of demand: `true` to go on, `false` to stop (cancelled);

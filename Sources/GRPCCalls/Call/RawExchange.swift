@@ -63,7 +63,7 @@ struct RawExchange: TransportStreamBody {
   ) async {
     do {
       try await outbound.write(.metadata(self.attempt.metadata))
-      while let message = await self.runner.nextRequest() {
+      while let message = try await self.runner.nextRequest() {
         let bytes = Bytes(try self.runner.serialize(message, coder: self.attempt.coder))
         // The writer returns once the transport accepted the message: that is what
         // didWriteData reports under flow control.
@@ -72,6 +72,8 @@ struct RawExchange: TransportStreamBody {
       }
       await outbound.finish()
     } catch {
+      // The transport resets the stream (RST_STREAM CANCEL) for a writer that finishes with an
+      // error; the stream's end then finds the writer finished, so no END_STREAM follows.
       await outbound.finish(throwing: error)
     }
   }

@@ -25,6 +25,7 @@ public final class InteropServerRecorder: Sendable {
     var streamsCompleted = 0
     var lastStreamCompletion: ContinuousClock.Instant?
     var attempts: [String: Int] = [:]
+    var requestStreamEnds: [String: String] = [:]
   }
 
   private let state = LockedValue(State())
@@ -98,6 +99,47 @@ public final class InteropServerRecorder: Sendable {
 
   func streamedResponseWritten() {
     self.state.withLock { $0.streamedResponses += 1 }
+  }
+
+  /// Request metadata naming a call, so that a test can ask how its request stream ended
+  /// (``requestStreamEnd(testID:)``); grpc-go's and grpcio's test servers under `interop/`
+  /// record the same, as `ID METHOD OUTCOME` lines.
+  public static let testIDKey = "x-grpc-calls-test-id"
+
+  /// How the request stream of the call named `testID` (``testIDKey``) ended, as its handler
+  /// saw it: `complete` (the client half-closed: END_STREAM) or `cancelled` (the stream was
+  /// reset, or the RPC was cancelled); `nil` while the handler still reads.
+  public func requestStreamEnd(testID: String) -> String? {
+    self.state.withLock { $0.requestStreamEnds[testID] }
+  }
+
+  /// Reads `messages` to their end, recording how they ended for a call with ``testIDKey``.
+  func readRequests<Message: Sendable>(
+    _ messages: RPCAsyncSequence<Message, any Error>,
+    metadata: Metadata,
+    _ body: (Message) async throws -> Void
+  ) async throws {
+    let testID = metadata[stringValues: Self.testIDKey].first(where: { _ in true })
+    var iterator = messages.makeAsyncIterator()
+    while true {
+      let next: Message?
+      do {
+        next = try await iterator.next()
+      } catch {
+        if let testID {
+          self.state.withLock { $0.requestStreamEnds[testID] = "cancelled" }
+        }
+        throw error
+      }
+      guard let message = next else { break }
+      try await body(message)
+    }
+    if let testID {
+      // The handler task is cancelled with the stream: a loop that ended because of that did not
+      // see the end of the requests.
+      let outcome = Task.isCancelled ? "cancelled" : "complete"
+      self.state.withLock { $0.requestStreamEnds[testID] = outcome }
+    }
   }
 
   /// Counts an RPC with ``failAttemptsKey`` id `id`; returns its attempt number.

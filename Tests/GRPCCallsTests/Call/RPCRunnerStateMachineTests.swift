@@ -109,7 +109,16 @@ struct RPCRunnerStateMachineTests {
     _ = cancelled.start(writes: [], finish: false, flowControl: false)
     _ = cancelled.cancel(.app)
     _ = cancelled.write(1)
-    #expect(cancelled.nextRequest().isEnd)
+    #expect(cancelled.nextRequest().isReset)
+  }
+
+  @Test("a cancel drops the queued requests and resets the stream instead of half-closing it")
+  func cancelResets() {
+    var machine = Machine()
+    _ = machine.start(writes: [1, 2], finish: true, flowControl: false)
+    _ = machine.cancel(.deadline)
+    #expect(machine.nextRequest().isReset)
+    #expect(machine.takeAllRequestsIfFinished() == nil)
   }
 
   @Test("cancel before start closes at once; while running it cancels the task; the first reason wins")
@@ -158,4 +167,5 @@ extension GRPCCall2Internal.StateMachine.NextRequest {
   var value: Int? { if case .message(let value) = self { value as? Int } else { nil } }
   var isWait: Bool { if case .wait = self { true } else { false } }
   var isEnd: Bool { if case .end = self { true } else { false } }
+  var isReset: Bool { if case .reset = self { true } else { false } }
 }
