@@ -20,7 +20,7 @@ swift build --build-tests "${tsan[@]}" 2>&1 | tail -1
 log="$(mktemp)"
 status=0
 # shellcheck disable=SC2086
-swift test --skip-build "${tsan[@]}" --filter "GRPCCallsTests\.($suites)" ${SWIFT_TEST_ARGS:-} >"$log" 2>&1 || status=$?
+scripts/timed-swift-test.sh --skip-build "${tsan[@]}" --filter "GRPCCallsTests\.($suites)" ${SWIFT_TEST_ARGS:-} >"$log" 2>&1 || status=$?
 reports="$(grep -c '^WARNING: ThreadSanitizer' "$log" || true)"
 if [ "$reports" -gt 0 ]; then
   # Each report: the kind, then the two accesses' first frames.

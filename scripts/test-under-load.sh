@@ -25,7 +25,7 @@ for run in $(seq 1 "$runs"); do
   start=$(date +%s)
   log="$(mktemp)"
   # shellcheck disable=SC2086
-  if swift test --skip-build ${SWIFT_TEST_ARGS:-} >"$log" 2>&1; then
+  if scripts/timed-swift-test.sh --skip-build ${SWIFT_TEST_ARGS:-} >"$log" 2>&1; then
     echo "run $run/$runs under load: $(grep -E '^(✔|━) Test run' "$log" | tail -1) ($(( $(date +%s) - start )) s)"
   else
     scripts/show-test-failures.sh "$log"
