@@ -68,6 +68,7 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHPACK", package: "swift-nio-http2"),
         .product(name: "NIOHTTP2", package: "swift-nio-http2"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOSSL", package: "swift-nio-ssl"),

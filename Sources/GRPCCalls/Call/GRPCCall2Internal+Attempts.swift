@@ -27,11 +27,17 @@ extension GRPCCall2Internal {
     while true {
       do {
         let outcome = raw ? try await RawExchange.run(runner: self, attempt) : try await self.runOnClient(attempt)
-        // An RPC the server never took is tried again as if it had never left.
-        guard unprocessedRetryLeft || waitForReady, self.neverReachedServer(outcome, attempt) else {
+        guard self.neverReachedServer(outcome, attempt) else { return outcome }
+        if Self.neverLeftClient(outcome), racedConnectionRetries > 0 {
+          // Its stream was held back from a closing connection: as if the stream had been asked
+          // of it (gRFC A6 retries an RPC that never left the client without limit).
+          racedConnectionRetries -= 1
+        } else if unprocessedRetryLeft || waitForReady {
+          // An RPC the server never took is tried again once, as if it had never left.
+          unprocessedRetryLeft = false
+        } else {
           return outcome
         }
-        unprocessedRetryLeft = false
         try await self.beforeRetry(&pacing)
       } catch where (neverLeftRetryLeft || waitForReady || racedConnectionRetries > 0) && self.neverLeft(error) {
         if !neverLeftRetryLeft && !waitForReady {
@@ -90,6 +96,11 @@ extension GRPCCall2Internal {
   /// may also reach the call as the failure of a stream that opened.
   private static let closingConnectionMessage = "subchannel isn't ready"
 
+  /// Whether `outcome` is a stream that never left the client (``StreamEndInterpreter``).
+  private static func neverLeftClient(_ outcome: RPCOutcome) -> Bool {
+    outcome.error?.message == StreamEndInterpreter.neverLeftMessage
+  }
+
   /// The `GRPCClient` path: the executor runs retries and hedging.
   ///
   /// The executor runs the request producer in a task of its own, and ends the transport's
@@ -99,10 +110,11 @@ extension GRPCCall2Internal {
   /// with the reset (both run on the channel's event loop, so the reset is written within the
   /// producer's last step, before the handler resumes).
   private func runOnClient(_ attempt: RPCAttempt) async throws -> RPCOutcome {
-    let producerEnded = OneShotLatch()
+    let producer = ProducerRun()
     return try await attempt.channel.rawStreaming(
       request: StreamingClientRequest(metadata: attempt.metadata) { writer in
-        defer { producerEnded.open() }
+        producer.started()
+        defer { producer.ended() }
         self.markStreamOpened()
         if let known = attempt.known {
           try await writer.write(contentsOf: try known.map { try self.serialize($0, coder: attempt.coder) })
@@ -121,9 +133,10 @@ extension GRPCCall2Internal {
       let outcome = await ResponseReader(runner: self, coder: attempt.coder, responseSizeLimit: attempt.responseSizeLimit)
         .read(response)
       if self.cancelReason != nil || Task.isCancelled {
-        // The producer was cancelled with this task (or is woken here): it ends at once.
+        // The producer was cancelled with this task (or is woken here): it ends at once. One
+        // that never started (the deadline passed first) is not waited for.
         self.endRequests()
-        await producerEnded.wait()
+        await producer.waitIfStarted()
       }
       return outcome
     }
@@ -146,7 +159,8 @@ extension GRPCCall2Internal {
   /// was asked of it ("subchannel isn't ready").
   private func neverReachedServer(_ outcome: RPCOutcome, _ attempt: RPCAttempt) -> Bool {
     guard attempt.known != nil, let error = outcome.error else { return false }
-    let unsent = StreamReset.isRefused(error)
+    let unsent = StreamReset.isRefused(error) || Self.neverLeftClient(outcome)
+      || error.message.hasPrefix(StreamEndInterpreter.unprocessedPrefix)
       || [error.message, (error.cause as? RPCError)?.message].contains(Self.closingConnectionMessage)
     guard unsent else { return false }
     return self.state.withLock { !$0.delivered } && self.cancelReason == nil && !Task.isCancelled

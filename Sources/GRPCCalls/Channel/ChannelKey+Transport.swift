@@ -59,6 +59,9 @@ extension ChannelKey {
       )
     }
     config.channelDebuggingCallbacks.onCreateTCPConnection = self.connectionSetUp
+    config.channelDebuggingCallbacks.onCreateHTTP2Stream = { stream in
+      stream.eventLoop.makeCompletedFuture { try StreamEndInterpreter.install(on: stream) }
+    }
     return config
   }
 
@@ -105,8 +108,10 @@ extension ChannelKey {
   }
 
   /// What each new TCP connection gets before it connects: the connect timeout, the detector
-  /// of peers that answer in HTTP/1, the answerer of the server's PINGs (``PeerPingAnswerer``)
-  /// and, under TLS, the handler that names the certificate's hosts when verification fails.
+  /// of peers that answer in HTTP/1, the answerer of the server's PINGs (``PeerPingAnswerer``),
+  /// the recorder of its GOAWAY (``GoAwayRecorder``, which each stream's
+  /// ``StreamEndInterpreter`` reads) and, under TLS, the handler that names the certificate's
+  /// hosts when verification fails.
   private var connectionSetUp: @Sendable (any Channel) -> EventLoopFuture<Void> {
     // The transport has no connect-timeout setting (Design article, "Where the core needed help"). This callback runs in the
     // bootstrap's initializer, before the socket connects and after the TLS handler is added:
@@ -126,6 +131,7 @@ extension ChannelKey {
         }
         try HTTP1AnswerDetector.install(on: channel)
         try PeerPingAnswerer.install(on: channel)
+        try GoAwayRecorder.install(on: channel, onGoAway: nil)
         if namesCertificates {
           try CertificateNamesHandler.install(on: channel, expectedName: expectedName)
         }

@@ -26,6 +26,7 @@ public final class InteropServerRecorder: Sendable {
     var lastStreamCompletion: ContinuousClock.Instant?
     var attempts: [String: Int] = [:]
     var requestStreamEnds: [String: String] = [:]
+    var requestStreamsRead: Set<String> = []
   }
 
   private let state = LockedValue(State())
@@ -113,6 +114,11 @@ public final class InteropServerRecorder: Sendable {
     self.state.withLock { $0.requestStreamEnds[testID] }
   }
 
+  /// Whether the handler of the call named `testID` (``testIDKey``) has read a request message.
+  public func readRequest(testID: String) -> Bool {
+    self.state.withLock { $0.requestStreamsRead.contains(testID) }
+  }
+
   /// Reads `messages` to their end, recording how they ended for a call with ``testIDKey``.
   func readRequests<Message: Sendable>(
     _ messages: RPCAsyncSequence<Message, any Error>,
@@ -132,7 +138,18 @@ public final class InteropServerRecorder: Sendable {
         throw error
       }
       guard let message = next else { break }
-      try await body(message)
+      if let testID {
+        self.state.withLock { _ = $0.requestStreamsRead.insert(testID) }
+      }
+      do {
+        try await body(message)
+      } catch {
+        // The handler's own failure, or a cancel that reached it while it answered.
+        if let testID, Task.isCancelled {
+          self.state.withLock { $0.requestStreamEnds[testID] = "cancelled" }
+        }
+        throw error
+      }
     }
     if let testID {
       // The handler task is cancelled with the stream: a loop that ended because of that did not

@@ -1,0 +1,186 @@
+internal import NIOCore
+internal import NIOHPACK
+internal import NIOHTTP2
+
+/// Tells a call whose stream ended without a word from the server what happened to it, where
+/// the transport would only report "Stream unexpectedly closed", and keeps new streams off a
+/// connection that is closing.
+///
+/// It sits first in each stream's pipeline, before the transport's stream handler, and reads
+/// what its connection's handlers learnt (``ConnectionRecord``):
+/// - a stream that would open on a connection either side has begun to close (a GOAWAY) is held
+///   back at its first flush, before anything leaves;
+/// - when a stream ends (an error, or going inactive) before any frame from the server reached
+///   it, and its HEADERS never left the client (held back here, or waiting in
+///   swift-nio-http2's buffer for a concurrency slot when the connection closed), the call gets
+///   UNAVAILABLE ``neverLeftMessage``, which the runner retries on another connection (gRFC A6:
+///   an RPC that never left the client);
+/// - one above the last stream ID of the server's GOAWAY was not processed by the server (RFC
+///   9113 §6.8): the transport is handed a REFUSED_STREAM reset, what a server says of a stream
+///   it did no work on, so the call is retried once, as gRPC core and grpc-go do;
+/// - any other stream ended by a GOAWAY gets UNAVAILABLE naming the GOAWAY's error code and
+///   debug data (ENHANCE_YOUR_CALM "too_many_pings", say) and what to do about it.
+final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler {
+  typealias InboundIn = HTTP2Frame.FramePayload
+  typealias InboundOut = HTTP2Frame.FramePayload
+  typealias OutboundIn = HTTP2Frame.FramePayload
+  typealias OutboundOut = HTTP2Frame.FramePayload
+
+  /// What the stream's connection learnt; touched on the connection's event loop only, which
+  /// the stream shares.
+  private let connection: ConnectionRecord
+  private var heardFromServer = false
+  private var explained = false
+  /// Whether the stream flushed for the first time: its frames went on to the HTTP/2 handler
+  /// (or were dropped: ``refusedLocally``).
+  private var started = false
+  /// The stream's writes before its first flush.
+  private var held: [(NIOAny, EventLoopPromise<Void>?)] = []
+  /// Whether the stream was refused before it left, its connection having had a GOAWAY.
+  private var refusedLocally = false
+
+  init(connection: ConnectionRecord) {
+    self.connection = connection
+  }
+
+  func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    self.heardFromServer = true
+    context.fireChannelRead(data)
+  }
+
+  func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    if self.refusedLocally {
+      promise?.succeed()
+    } else if self.started {
+      context.write(data, promise: promise)
+    } else {
+      self.held.append((data, promise))
+    }
+  }
+
+  func flush(context: ChannelHandlerContext) {
+    if !self.started {
+      self.started = true
+      let held = self.held
+      self.held = []
+      // No stream opens on a connection either side has begun to close (RFC 9113 §6.8: a
+      // receiver of GOAWAY opens no more); the transport learns of a GOAWAY a moment after it
+      // arrives and may still open some, and swift-nio-http2 fails the whole connection when
+      // one does after its last stream closed. The stream's frames reach the HTTP/2 handler
+      // when the stream first flushes, so that is when it is refused, before anything leaves,
+      // to run on a new connection.
+      if self.connection.isClosing {
+        self.refusedLocally = true
+        self.explained = true
+        for (_, promise) in held {
+          promise?.succeed()
+        }
+        self.reportNeverLeft(context: context)
+        return
+      }
+      for (data, promise) in held {
+        context.write(data, promise: promise)
+      }
+    }
+    if !self.refusedLocally {
+      context.flush()
+    }
+  }
+
+  func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    // swift-nio-http2 closes the streams above a GOAWAY's last stream ID with this error,
+    // before the GOAWAY frame itself reaches the recorder; a reset from the peer comes as a
+    // frame first.
+    let droppedByGoAway = (error as? NIOHTTP2Errors.StreamClosed)?.errorCode == .cancel
+    self.explainEnd(context: context, droppedByGoAway: droppedByGoAway)
+    context.fireErrorCaught(error)
+  }
+
+  func channelInactive(context: ChannelHandlerContext) {
+    self.explainEnd(context: context)
+    context.fireChannelInactive()
+  }
+
+  private func explainEnd(context: ChannelHandlerContext, droppedByGoAway: Bool = false) {
+    guard !self.explained, !self.heardFromServer else { return }
+    self.explained = true
+    let streamID = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
+    // Only a connection the server was closing: a stream whose HEADERS swift-nio-http2 would not
+    // send at all (a header list over the server's limit, which it treats as a connection
+    // error) keeps the transport's error, since it would fail the same way again.
+    if self.connection.lastGoAway != nil, self.connection.neverSent(streamID: streamID) {
+      self.reportNeverLeft(context: context)
+    } else if self.connection.aboveGoAway(streamID: streamID, droppedByGoAway: droppedByGoAway) {
+      self.report(Self.unprocessedMessage(for: self.connection.lastGoAway), context: context)
+    } else if let goAway = self.connection.lastGoAway {
+      self.reportStatus(Self.message(for: goAway), context: context)
+    }
+  }
+
+  /// What a call whose stream never left the client ends with: the runner retries it
+  /// (``neverLeftMessage``). A stream that wrote nothing yet is answered with a REFUSED_STREAM
+  /// reset instead: the transport takes no status before the request's headers.
+  private func reportNeverLeft(context: ChannelHandlerContext) {
+    self.report(Self.neverLeftMessage, context: context)
+  }
+
+  /// Ends a call that the server did not process with UNAVAILABLE `message`, which the runner
+  /// recognizes and retries. A stream that wrote nothing yet is answered with a REFUSED_STREAM
+  /// reset instead, which the runner retries too: the transport takes no status before the
+  /// request's headers.
+  private func report(_ message: String, context: ChannelHandlerContext) {
+    if self.started || !self.held.isEmpty {
+      self.reportStatus(message, context: context)
+    } else {
+      context.fireChannelRead(self.wrapInboundOut(.rstStream(.refusedStream)))
+    }
+  }
+
+  /// Hands the transport a trailers-only answer: UNAVAILABLE with `message`.
+  private func reportStatus(_ message: String, context: ChannelHandlerContext) {
+    var trailers = HPACKHeaders()
+    trailers.add(name: ":status", value: "200")
+    trailers.add(name: "content-type", value: "application/grpc")
+    trailers.add(name: "grpc-status", value: "14")
+    trailers.add(name: "grpc-message", value: message)
+    context.fireChannelRead(self.wrapInboundOut(.headers(.init(headers: trailers, endStream: true))))
+  }
+
+  /// The status message of a call whose stream never left the client (its HEADERS were held
+  /// back from, or never reached, a connection that was closing); the runner retries such a
+  /// call on another connection (gRFC A6).
+  static let neverLeftMessage = "The call's stream did not leave the client: its connection was closing"
+
+
+  /// How the message of a call the server did not process starts (it goes on with the GOAWAY).
+  static let unprocessedPrefix = "The server did not process the call"
+
+  /// The message of a call above the last stream ID of `goAway` (`nil`: not read yet).
+  static func unprocessedMessage(for goAway: GoAwayRecorder.GoAway?) -> String {
+    "\(Self.unprocessedPrefix): it closed the connection (\(goAway.map(Self.describe) ?? "GOAWAY")) before this call's stream"
+  }
+
+  /// `GOAWAY CODE "debug data"`, in plain ASCII without `%`, so that it needs no
+  /// percent-encoding as part of a `grpc-message`.
+  static func describe(_ goAway: GoAwayRecorder.GoAway) -> String {
+    let data = goAway.debugData.unicodeScalars.filter { $0.isASCII && $0 != "%" && $0.value >= 0x20 }
+    return "GOAWAY \(goAway.errorCode.name)" + (data.isEmpty ? "" : " \"\(String(String.UnicodeScalarView(data)))\"")
+  }
+
+  /// What the call's error says.
+  static func message(for goAway: GoAwayRecorder.GoAway) -> String {
+    var message = "The server closed the connection (\(Self.describe(goAway))) before the call completed"
+    if goAway.errorCode == .enhanceYourCalm, goAway.debugData == "too_many_pings" {
+      message += ": it allows fewer keepalive pings; raise keepaliveInterval, or ask the server to permit more (grpc-go: keepalive.EnforcementPolicy)"
+    }
+    return message
+  }
+
+  /// Adds an interpreter first in a new stream's pipeline, if its connection has a recorder.
+  static func install(on stream: any Channel) throws {
+    guard let parent = stream.parent,
+      let recorder = try? parent.pipeline.syncOperations.handler(type: GoAwayRecorder.self)
+    else { return }
+    try stream.pipeline.syncOperations.addHandler(Self(connection: recorder.record), position: .first)
+  }
+}
