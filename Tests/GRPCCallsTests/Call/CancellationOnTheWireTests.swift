@@ -35,7 +35,7 @@ struct CancellationOnTheWireTests {
       // reset is owed.
       #expect(resets.allSatisfy { $0.errorCode == RecordedHTTP2Frame.cancel }, "\(frames)")
       #expect(trigger == .deadline || resets.count == 1, "\(frames)")
-      try await withKnownIssue(
+      withKnownIssue(
         "GRPCClient path: GRPCCore's executor ends the transport stream (a half-close) as soon as the response handler returns, while its request-producer task may not yet have reset it (README, Reliability)",
         isIntermittent: true
       ) {
