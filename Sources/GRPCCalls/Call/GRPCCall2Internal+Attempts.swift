@@ -107,8 +107,10 @@ extension GRPCCall2Internal {
   /// stream as soon as the response handler returns: with the request writer still open, that
   /// end is a half-close (END_STREAM) which the producer's reset, a moment later, no longer
   /// undoes. So a cancelled call's response handler returns only once the producer has ended,
-  /// with the reset (both run on the channel's event loop, so the reset is written within the
-  /// producer's last step, before the handler resumes).
+  /// with the reset. That closes most of the window, not all of it: off the channel's event loop
+  /// (a channel with more than two calls runs them on the shared pool) the producer's reset and
+  /// the executor's end of the stream each hop to the loop, and now and then the end gets there
+  /// first (README, "Known issues").
   private func runOnClient(_ attempt: RPCAttempt) async throws -> RPCOutcome {
     let producer = ProducerRun()
     return try await attempt.channel.rawStreaming(
