@@ -40,11 +40,12 @@ let package = Package(
     .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     // Documentation only: `swift package generate-documentation` (scripts/build-docs.sh).
     .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
-    // Tests only: peers that are not gRPC servers (HTTP/2 answering 404 or HTML).
+    // The connection handlers that read HTTP/2 frames; in tests, peers that are not gRPC
+    // servers (HTTP/2 answering 404 or HTML).
     .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
     // Tests only: generated bad input.
     .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
-    // Tests only: certificates made at test time.
+    // The check of the server certificate's name; in tests, certificates made at test time.
     .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
     .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
     .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
@@ -72,6 +73,9 @@ let package = Package(
         .product(name: "NIOHTTP2", package: "swift-nio-http2"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        .product(name: "NIOTLS", package: "swift-nio"),
+        .product(name: "SwiftASN1", package: "swift-asn1"),
+        .product(name: "X509", package: "swift-certificates"),
       ],
       swiftSettings: swiftSettings
     ),

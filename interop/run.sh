@@ -5,9 +5,8 @@
 #     and through GRPCCall2 directly: --api all) against the grpcio server, then grpc-calls load
 #     (LOAD_CALLS unary calls per face, one at a time and 32 in flight; default 5,000);
 #  2. grpc-calls interop against a grpc-go server (interop/go), plaintext and TLS, then
-#     GO_LOAD_CALLS unary calls per face at 1, 64 and 200 in flight (default 10,000). Not yet
-#     run here: the same against `--max-connection-age 1s`, which still loses 0-100 calls in
-#     90,000 (README, Reliability);
+#     GO_LOAD_CALLS unary calls per face at 1, 64 and 200 in flight (default 10,000), against
+#     its defaults and against `--max-connection-age 1s` (a graceful GOAWAY every second);
 #  3. grpc-calls interop against our own server, `grpc-calls serve`;
 #  4. the grpcio client against `grpc-calls serve`, to show our test server is a faithful peer.
 #
@@ -61,7 +60,7 @@ status=0
 
 echo "--- grpc-calls interop -> grpcio server"
 # grpcio hides a request's grpc-encoding from the servicer, so its server cannot check
-# expect_compressed: the client_compressed_* cases run against grpc-calls serve below only.
+# expect_compressed: the client_compressed_* cases run against grpc-go and grpc-calls serve.
 echo "(client_compressed_unary, client_compressed_streaming: not run, grpcio's server cannot see request compression)"
 start_server "$python" interop/python/server.py --port 0
 "$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all --api all --use_cache true \
@@ -97,6 +96,12 @@ start_server "$go_server" --port 0 --tls --cert "$certs/server.pem" --key "$cert
 
 echo "--- grpc-calls load -> grpc-go server with its defaults (BDP estimation on), every face"
 "$tool" load --target "127.0.0.1:$go_port" --calls "${GO_LOAD_CALLS:-10000}" --concurrency 1,64,200 --api all || status=1
+
+echo "--- grpc-calls load -> grpc-go server that ends each connection after 1 s (MaxConnectionAge), every face"
+# A graceful GOAWAY every second, in two steps: calls above its last stream are sent again on a
+# new connection, those below finish on the old one; none may be lost.
+start_server "$go_server" --port 0 --max-connection-age 1s
+"$tool" load --target "127.0.0.1:$port" --calls "${GO_LOAD_CALLS:-10000}" --concurrency 1,64,200 --api all || status=1
 
 echo "--- grpc-calls interop -> grpc-calls serve"
 start_server "$tool" serve --port 0

@@ -19,6 +19,7 @@ package struct ChannelArgSettings: Hashable, Sendable {
   /// Seconds, from the arguments' milliseconds.
   package var keepaliveInterval: Double?
   package var keepaliveTimeout: Double?
+  package var keepalivePermitWithoutCalls: Bool?
   package var connectMinTimeout: Double?
   package var connectInitialBackoff: Double?
   package var connectMaxBackoff: Double?
@@ -50,6 +51,8 @@ package struct ChannelArgSettings: Hashable, Sendable {
         self.keepaliveInterval = try arg.seconds()
       case "grpc.keepalive_timeout_ms":
         self.keepaliveTimeout = try arg.seconds()
+      case "grpc.keepalive_permit_without_calls":
+        self.keepalivePermitWithoutCalls = try arg.integer(in: 0...1) == 1
       case "grpc.min_reconnect_backoff_ms":
         self.connectMinTimeout = try arg.seconds()
       case "grpc.initial_reconnect_backoff_ms":

@@ -1,4 +1,5 @@
 internal import ArgumentParser
+internal import Foundation
 internal import GRPCCallsInterop
 
 /// Runs the interop TestService until interrupted.
@@ -22,14 +23,48 @@ struct Serve: AsyncParsableCommand {
   @Option(help: "The most streams a client may open at once on one connection; no limit by default.")
   var maxConcurrentStreams: Int?
 
+  @Option(name: .customLong("use_tls"), help: "Serve over TLS (true/false), with --cert and --key.")
+  var useTLS = false
+
+  @Option(help: "With --use_tls: the server's certificate chain, a PEM file.")
+  var cert: String?
+
+  @Option(help: "With --use_tls: the certificate's private key, a PEM file.")
+  var key: String?
+
+  func validate() throws {
+    if self.useTLS, self.cert == nil || self.key == nil {
+      throw ValidationError("--use_tls needs --cert and --key (PEM files)")
+    }
+    if !self.useTLS, self.cert != nil || self.key != nil {
+      throw ValidationError("--cert and --key take effect with --use_tls")
+    }
+  }
+
   func run() async throws {
+    var tls: InteropServer.TLSIdentity?
+    if self.useTLS, let cert = self.cert, let key = self.key {
+      tls = InteropServer.TLSIdentity(
+        certificateChainPEM: try Self.read(cert, what: "certificate"),
+        privateKeyPEM: try Self.read(key, what: "key")
+      )
+    }
     let server = try await InteropServer.start(
       host: self.host,
       port: self.port,
+      tls: tls,
       compression: self.compression,
       maxConcurrentStreams: self.maxConcurrentStreams
     )
     Console.line("listening on \(server.target)")
     try await server.waitUntilStopped()
+  }
+
+  private static func read(_ path: String, what: String) throws -> String {
+    do {
+      return try String(contentsOfFile: path, encoding: .utf8)
+    } catch {
+      throw ValidationError("cannot read the \(what) file \(path): \(error.localizedDescription)")
+    }
   }
 }

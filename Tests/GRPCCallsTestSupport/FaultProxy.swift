@@ -41,11 +41,8 @@ public final class FaultProxy: Sendable {
     var nextLinkID = 0
     var accepted = 0
     var closed = false
-    var clientBytes: [UInt8] = []
-    /// Where each read of client bytes ended in ``clientBytes``: what one read got is, on
-    /// loopback, what the client flushed at once (or part of it, never two flushes' worth
-    /// when the reader keeps up).
-    var clientReadEnds: [Int] = []
+    /// What clients sent, by link id, when recording.
+    var recordings: [Int: ClientRecording] = [:]
     /// Bytes passed from servers to clients, every connection.
     var serverBytes = 0
   }
@@ -68,7 +65,7 @@ public final class FaultProxy: Sendable {
   /// - Parameters:
   ///   - upstreamPort: Where to forward, on 127.0.0.1; `nil` accepts and never sends a byte.
   ///   - recordingClientBytes: Whether to keep every byte the clients send (see
-  ///     ``clientBytes``).
+  ///     ``clientConnections``).
   public init(upstreamPort: Int?, recordingClientBytes: Bool = false) throws {
     self.recordsClientBytes = recordingClientBytes
     let (listener, port) = try Self.listen(port: 0)
@@ -175,14 +172,15 @@ public final class FaultProxy: Sendable {
     self.state.withLock { $0.accepted }
   }
 
-  /// Every byte clients sent so far, in order (one connection's worth per test, by design).
-  public var clientBytes: [UInt8] {
-    self.state.withLock { $0.clientBytes }
+  /// What clients sent so far, one recording per connection in the order they were accepted
+  /// (a call may be retried on a second connection; each has its own preface and stream ids).
+  public var clientConnections: [ClientRecording] {
+    self.state.withLock { state in state.recordings.sorted { $0.key < $1.key }.map(\.value) }
   }
 
-  /// Where each read of ``clientBytes`` ended.
-  public var clientReadEnds: [Int] {
-    self.state.withLock { $0.clientReadEnds }
+  /// Every frame clients sent so far, connection after connection.
+  public var clientFrames: [RecordedHTTP2Frame] {
+    self.clientConnections.flatMap(\.frames)
   }
 
   /// How many bytes servers have sent to clients through the proxy so far, every connection:
@@ -319,8 +317,7 @@ public final class FaultProxy: Sendable {
       let count = read(source, &buffer, limit)
       if recording, count > 0 {
         self.state.withLock { state in
-          state.clientBytes += buffer[0..<count]
-          state.clientReadEnds.append(state.clientBytes.count)
+          state.recordings[id, default: ClientRecording()].append(buffer[0..<count])
         }
       }
       var action = self.action(link: id, read: count)
@@ -396,5 +393,22 @@ public final class FaultProxy: Sendable {
       Glibc.close(last.client)
       Glibc.close(last.upstream)
     }
+  }
+}
+
+/// The bytes one client connection sent through a recording ``FaultProxy``.
+public struct ClientRecording: Sendable {
+  public private(set) var bytes: [UInt8] = []
+  /// Where each read of ``bytes`` ended: what one read got is, on loopback, what the client
+  /// flushed at once (or part of it, never two flushes' worth when the reader keeps up).
+  public private(set) var readEnds: [Int] = []
+
+  public var frames: [RecordedHTTP2Frame] {
+    RecordedHTTP2Frame.parse(clientBytes: self.bytes)
+  }
+
+  mutating func append(_ chunk: ArraySlice<UInt8>) {
+    self.bytes += chunk
+    self.readEnds.append(self.bytes.count)
   }
 }

@@ -4,6 +4,7 @@ public struct RecordedHTTP2Frame: Equatable, Sendable, CustomStringConvertible {
   public static let data: UInt8 = 0x0
   public static let headers: UInt8 = 0x1
   public static let rstStream: UInt8 = 0x3
+  public static let ping: UInt8 = 0x6
   public static let endStream: UInt8 = 0x1
   /// The CANCEL error code of an RST_STREAM or GOAWAY (RFC 9113 §7).
   public static let cancel: UInt32 = 0x8

@@ -161,7 +161,7 @@ struct AsyncProtoCallTests {
       // into the server's buffers while 1.5 MiB reached the client), and the reset then finds
       // no handler to stop.
       let reset = await eventually {
-        RecordedHTTP2Frame.parse(clientBytes: proxy.clientBytes).contains(where: \.isReset) ? true : nil
+        proxy.clientFrames.contains(where: \.isReset) ? true : nil
       } == true
       let finishedFirst = server.recorder.lastStreamCompletion.map { $0 < left } ?? false
       let stopped = finishedFirst ? false : await server.streamStopped()

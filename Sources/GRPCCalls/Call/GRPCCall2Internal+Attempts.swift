@@ -27,7 +27,7 @@ extension GRPCCall2Internal {
     while true {
       do {
         let outcome = raw ? try await RawExchange.run(runner: self, attempt) : try await self.runOnClient(attempt)
-        guard self.neverReachedServer(outcome, attempt) else { return outcome }
+        guard self.neverReachedServer(outcome) else { return outcome }
         if Self.neverLeftClient(outcome), racedConnectionRetries > 0 {
           // Its stream was held back from a closing connection: as if the stream had been asked
           // of it (gRFC A6 retries an RPC that never left the client without limit).
@@ -38,6 +38,8 @@ extension GRPCCall2Internal {
         } else {
           return outcome
         }
+        // Streamed requests are sent again if the attempt kept them all.
+        guard attempt.known != nil || self.state.withLock({ $0.machine.rewind() }) else { return outcome }
         try await self.beforeRetry(&pacing)
       } catch where (neverLeftRetryLeft || waitForReady || racedConnectionRetries > 0) && self.neverLeft(error) {
         if !neverLeftRetryLeft && !waitForReady {
@@ -123,8 +125,8 @@ extension GRPCCall2Internal {
           self.acknowledgeKnownWrites(known.count)
         } else {
           while let message = try await self.nextRequest() {
-            try await writer.write(try self.serialize(message, coder: attempt.coder))
-            self.acknowledgeWrites(1)
+            try await writer.write(try self.serializeStreamed(message, coder: attempt.coder))
+            self.acknowledgeStreamedWrite()
           }
         }
       },
@@ -153,14 +155,13 @@ extension GRPCCall2Internal {
     return code == .unavailable
   }
 
-
   /// Whether `outcome` is an RPC that never reached the server's application, before anything
-  /// went up the chain, for a call whose requests can be written again: a stream the server
-  /// refused (REFUSED_STREAM: it did no work on it; what a server shutting down gracefully
-  /// answers to streams past its last one), or a connection that was closing when the stream
-  /// was asked of it ("subchannel isn't ready").
-  private func neverReachedServer(_ outcome: RPCOutcome, _ attempt: RPCAttempt) -> Bool {
-    guard attempt.known != nil, let error = outcome.error else { return false }
+  /// went up the chain: a stream the server refused (REFUSED_STREAM: it did no work on it; what
+  /// a server shutting down gracefully answers to streams past its last one), one that never
+  /// left the client, or a connection that was closing when the stream was asked of it
+  /// ("subchannel isn't ready").
+  private func neverReachedServer(_ outcome: RPCOutcome) -> Bool {
+    guard let error = outcome.error else { return false }
     let unsent = StreamReset.isRefused(error) || Self.neverLeftClient(outcome)
       || error.message.hasPrefix(StreamEndInterpreter.unprocessedPrefix)
       || [error.message, (error.cause as? RPCError)?.message].contains(Self.closingConnectionMessage)

@@ -39,6 +39,22 @@ extension GRPCCall2Internal {
     }
   }
 
+  /// Counts a streamed request the transport accepted, and reports it up the chain under flow
+  /// control unless an earlier attempt did (a transparent retry sends it again).
+  func acknowledgeStreamedWrite() {
+    let report = self.state.withLock { $0.machine.acceptedWrite() }
+    if report {
+      self.acknowledgeWrites(1)
+    }
+  }
+
+  /// Serializes a streamed request for the attempt, noting its size for a transparent retry.
+  func serializeStreamed(_ message: any Sendable, coder: MessageCoder) throws(GRPCError) -> Data {
+    let bytes = try self.serialize(message, coder: coder)
+    self.state.withLock { $0.machine.tookRequestBytes(bytes.count) }
+    return bytes
+  }
+
   /// The next request to send, waiting for one; `nil` when the request side is over.
   ///
   /// - Throws: `CancellationError` when the call was cancelled (by the application, its

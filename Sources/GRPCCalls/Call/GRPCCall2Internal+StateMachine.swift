@@ -14,6 +14,10 @@ extension GRPCCall2Internal {
   /// that finds none waits (its continuation is kept) until a write, the finish, a cancel or
   /// the end of the RPC wakes it. Likewise a flow-controlled reader waits for demand. The close
   /// passes once; `ended` absorbs every event.
+  ///
+  /// The requests an attempt took are kept (up to ``replayLimit`` bytes, as gRPC core's
+  /// per-RPC retry buffer) so that an attempt the server never saw can be replaced by one that
+  /// sends them again (gRFC A6 transparent retry, ``rewind()``).
   struct StateMachine: Sendable {
     enum Phase: Sendable, Equatable {
       case idle
@@ -64,6 +68,24 @@ extension GRPCCall2Internal {
     private(set) var demand = 0
     private var reader: CheckedContinuation<Bool, Never>?
     private var closed = false
+    /// The requests the current attempt took, while they fit in ``replayLimit``.
+    private var replay = ReplayLog()
+    /// Writes that a replay sends again, already reported to the application.
+    private var repeatedWrites = 0
+
+    /// The most request bytes kept for a transparent retry (gRPC core's
+    /// `grpc.per_rpc_retry_buffer_size` default); a call that sent more is not retried.
+    static let replayLimit = 256 * 1024
+
+    /// The requests an attempt took, in order.
+    private struct ReplayLog: Sendable {
+      var messages: [any Sendable] = []
+      var bytes = 0
+      /// How many of them the transport accepted.
+      var accepted = 0
+      /// Whether the attempt took more than ``replayLimit`` bytes: it cannot be replayed.
+      var overflowed = false
+    }
 
     // MARK: Events from above
 
@@ -80,8 +102,11 @@ extension GRPCCall2Internal {
     }
 
     /// A request message; returns a waiting writer to wake.
+    ///
+    /// Kept between two attempts too (the RPC that ended may be replaced, ``rewind()``); the
+    /// close drops what is left.
     mutating func write(_ message: any Sendable) -> CheckedContinuation<Void, Never>? {
-      guard !self.requestsFinished, !self.requestsEnded, self.phase != .ended else { return nil }
+      guard !self.requestsFinished, self.cancelReason == nil, self.phase != .ended else { return nil }
       self.requests.append(message)
       return self.takeWriter()
     }
@@ -142,6 +167,9 @@ extension GRPCCall2Internal {
       if self.nextRequestIndex < self.requests.count {
         let message = self.requests[self.nextRequestIndex]
         self.nextRequestIndex += 1
+        if !self.replay.overflowed {
+          self.replay.messages.append(message)
+        }
         if self.nextRequestIndex == self.requests.count {
           self.requests.removeAll(keepingCapacity: true)
           self.nextRequestIndex = 0
@@ -149,6 +177,39 @@ extension GRPCCall2Internal {
         return .message(message)
       }
       return self.requestSideEnd
+    }
+
+    /// The attempt serialized a request it took into `count` bytes.
+    mutating func tookRequestBytes(_ count: Int) {
+      guard !self.replay.overflowed else { return }
+      self.replay.bytes += count
+      if self.replay.bytes > Self.replayLimit {
+        self.replay = ReplayLog(overflowed: true)
+      }
+    }
+
+    /// The transport accepted one of the attempt's requests; returns whether that is news to
+    /// the application (a replay sends again requests it was told of).
+    mutating func acceptedWrite() -> Bool {
+      self.replay.accepted += 1
+      guard self.repeatedWrites > 0 else { return true }
+      self.repeatedWrites -= 1
+      return false
+    }
+
+    /// Puts the requests the attempt took back in front of the queue, for a new attempt that
+    /// replaces one the server never saw; `false` when it cannot: the call was cancelled, or
+    /// the requests did not fit in ``replayLimit``.
+    mutating func rewind() -> Bool {
+      guard self.cancelReason == nil, self.phase == .running, !self.replay.overflowed else { return false }
+      self.requests = self.replay.messages + self.requests[self.nextRequestIndex...]
+      self.nextRequestIndex = 0
+      // The application was told of the writes this attempt reported, and of those an earlier
+      // one reported beyond them.
+      self.repeatedWrites += self.replay.accepted
+      self.replay = ReplayLog()
+      self.requestsEnded = false
+      return true
     }
 
     /// Keeps the writer's continuation until a request, the finish or the end comes; `false`

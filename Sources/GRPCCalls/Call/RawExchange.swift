@@ -64,11 +64,11 @@ struct RawExchange: TransportStreamBody {
     do {
       try await outbound.write(.metadata(self.attempt.metadata))
       while let message = try await self.runner.nextRequest() {
-        let bytes = Bytes(try self.runner.serialize(message, coder: self.attempt.coder))
+        let bytes = Bytes(try self.runner.serializeStreamed(message, coder: self.attempt.coder))
         // The writer returns once the transport accepted the message: that is what
         // didWriteData reports under flow control.
         try await outbound.write(.message(bytes))
-        self.runner.acknowledgeWrites(1)
+        self.runner.acknowledgeStreamedWrite()
       }
       await outbound.finish()
     } catch {

@@ -33,6 +33,7 @@ enum ChannelArgs {
     set(\.responseSizeLimit, settings.responseSizeLimit)
     set(\.keepaliveInterval, settings.keepaliveInterval)
     set(\.keepaliveTimeout, settings.keepaliveTimeout)
+    set(\.keepalivePermitWithoutCalls, settings.keepalivePermitWithoutCalls)
     set(\.connectMinTimeout, settings.connectMinTimeout)
     set(\.connectInitialBackoff, settings.connectInitialBackoff)
     set(\.connectMaxBackoff, settings.connectMaxBackoff)

@@ -1,4 +1,5 @@
 internal import Foundation
+internal import Logging
 internal import GRPCCallsInput
 internal import GRPCCore
 internal import GRPCNIOTransportHTTP2Posix
@@ -20,8 +21,8 @@ extension ChannelKey {
     ) { $0.trustRoots = roots }
   }
 
-  /// The channel's transport settings.
-  var transportConfig: HTTP2ClientTransport.Posix.Config {
+  /// The channel's transport settings; `logger` is where its connections log.
+  func transportConfig(logger: Logger) -> HTTP2ClientTransport.Posix.Config {
     var config = HTTP2ClientTransport.Posix.Config.defaults
     if !self.flushCoalescing {
       config.connection.flushCoalescing = nil
@@ -43,11 +44,19 @@ extension ChannelKey {
     }
     config.compression.enabledAlgorithms = accepted
     config.compression.algorithm = self.compression.core
+    var keepaliveBackoff: KeepaliveBackoff?
     if let keepalive = self.transportKeepalive {
+      // The transport pings whether or not calls are open; `KeepalivePacer` decides which of
+      // its pings leave.
       config.connection.keepalive = .init(
         time: .seconds(keepalive.time),
         timeout: .seconds(keepalive.timeout),
-        allowWithoutCalls: false
+        allowWithoutCalls: true
+      )
+      keepaliveBackoff = KeepaliveBackoff(
+        permitWithoutCalls: self.keepalivePermitWithoutCalls,
+        interval: keepalive.time,
+        logger: logger
       )
     }
     if let backoff = self.reconnectBackoff(default: config.backoff.multiplier) {
@@ -58,7 +67,7 @@ extension ChannelKey {
         jitter: config.backoff.jitter
       )
     }
-    config.channelDebuggingCallbacks.onCreateTCPConnection = self.connectionSetUp
+    config.channelDebuggingCallbacks.onCreateTCPConnection = self.connectionSetUp(keepalive: keepaliveBackoff)
     config.channelDebuggingCallbacks.onCreateHTTP2Stream = { stream in
       stream.eventLoop.makeCompletedFuture { try StreamEndInterpreter.install(on: stream) }
     }
@@ -112,7 +121,7 @@ extension ChannelKey {
   /// the recorder of its GOAWAY (``GoAwayRecorder``, which each stream's
   /// ``StreamEndInterpreter`` reads) and, under TLS, the handler that names the certificate's
   /// hosts when verification fails.
-  private var connectionSetUp: @Sendable (any Channel) -> EventLoopFuture<Void> {
+  private func connectionSetUp(keepalive: KeepaliveBackoff?) -> @Sendable (any Channel) -> EventLoopFuture<Void> {
     // The transport has no connect-timeout setting (Design article, "Where the core needed help"). This callback runs in the
     // bootstrap's initializer, before the socket connects and after the TLS handler is added:
     // the socket option bounds the TCP connect, the handler the whole attempt up to the
@@ -131,7 +140,16 @@ extension ChannelKey {
         }
         try HTTP1AnswerDetector.install(on: channel)
         try PeerPingAnswerer.install(on: channel)
-        try GoAwayRecorder.install(on: channel, onGoAway: nil)
+        var onGoAway: (@Sendable (GoAwayRecorder.GoAway) -> Void)?
+        if let keepalive {
+          onGoAway = { goAway in
+            if KeepaliveBackoff.isTooManyPings(goAway) { keepalive.serverSaidTooManyPings() }
+          }
+        }
+        let record = try GoAwayRecorder.install(on: channel, onGoAway: onGoAway)
+        if let keepalive {
+          try KeepalivePacer.install(on: channel, record: record, backoff: keepalive)
+        }
         if namesCertificates {
           try CertificateNamesHandler.install(on: channel, expectedName: expectedName)
         }

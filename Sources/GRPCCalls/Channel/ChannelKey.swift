@@ -30,6 +30,7 @@ public struct ChannelKey: Hashable, Sendable {
   let responseCompression: [GRPCCompressionAlgorithm]
   let keepaliveInterval: TimeInterval
   let keepaliveTimeout: TimeInterval
+  let keepalivePermitWithoutCalls: Bool
   let connectTimeout: TimeInterval
   /// The reconnection backoff: `connect…Backoff`, else `…RetryInterval` (0: the transport's).
   let initialBackoff: TimeInterval
@@ -107,6 +108,7 @@ public struct ChannelKey: Hashable, Sendable {
     self.responseCompression = extras.responseCompression
     self.keepaliveInterval = options.keepaliveInterval
     self.keepaliveTimeout = options.keepaliveTimeout
+    self.keepalivePermitWithoutCalls = options.keepalivePermitWithoutCalls
     self.connectTimeout = options.connectMinTimeout
     self.initialBackoff = options.connectInitialBackoff > 0 ? options.connectInitialBackoff : options.minRetryInterval
     self.maxBackoff = options.connectMaxBackoff > 0 ? options.connectMaxBackoff : options.maxRetryInterval
@@ -139,6 +141,7 @@ public struct ChannelKey: Hashable, Sendable {
     hasher.combine(self.responseCompression)
     hasher.combine(self.keepaliveInterval)
     hasher.combine(self.keepaliveTimeout)
+    hasher.combine(self.keepalivePermitWithoutCalls)
     hasher.combine(self.connectTimeout)
     hasher.combine(self.initialBackoff)
     hasher.combine(self.maxBackoff)

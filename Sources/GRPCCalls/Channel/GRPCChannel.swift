@@ -63,7 +63,7 @@ final class GRPCChannel: Sendable {
       }
       // One loop for all of the channel's connections: the calls' tasks run there too.
       let loop = MultiThreadedEventLoopGroup.singleton.next()
-      self.client = makeChannelClient(try BuiltInTransportFactory.makeTransport(for: key, on: loop))
+      self.client = makeChannelClient(try BuiltInTransportFactory.makeTransport(for: key, on: loop, logger: logger))
       self.executor = EventLoopTaskExecutor(loop: loop)
       logger.debug("Opened a channel", metadata: ["grpc-calls.transport": "\(key.transportType)"])
     } catch let error as GRPCError {

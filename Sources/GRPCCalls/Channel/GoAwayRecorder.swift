@@ -2,7 +2,8 @@ internal import NIOCore
 internal import NIOHTTP2
 
 /// Remembers the last GOAWAY the server sent on a connection, so that the calls it ended can be
-/// told what happened (``StreamEndInterpreter``).
+/// told what happened (``StreamEndInterpreter``), and the server's concurrency limit, which
+/// streams wait for.
 ///
 /// It sits just after the HTTP/2 handler, where connection-level frames arrive parsed, and
 /// passes every frame on. grpc-go's graceful GOAWAY comes in two steps (gRPC's HTTP/2 protocol):
@@ -38,19 +39,36 @@ final class GoAwayRecorder: ChannelInboundHandler, RemovableChannelHandler {
         debugData: opaqueData.map { String(buffer: $0) } ?? ""
       )
       self.record.lastGoAway = goAway
+      // Streams waiting for a slot will never get one on this connection.
+      self.record.refuseWaiting()
       self.onGoAway?(goAway)
+    } else if case .settings(.settings(let settings)) = self.unwrapInboundIn(data).payload,
+      let limit = settings.last(where: { $0.parameter == .maxConcurrentStreams })
+    {
+      self.record.maxConcurrentStreams = limit.value
+      self.record.scheduleAdmission(on: context.eventLoop)
     }
     context.fireChannelRead(data)
   }
 
+  func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    // The transport closes the connection on any error here; the calls it ends learn why.
+    if self.record.connectionError == nil {
+      self.record.connectionError = error
+    }
+    context.fireErrorCaught(error)
+  }
+
   /// Adds a recorder just after the channel's HTTP/2 handler, and a ``SentStreamsTracker`` just
-  /// before it, sharing one ``ConnectionRecord``.
-  static func install(on channel: any Channel, onGoAway: (@Sendable (GoAway) -> Void)?) throws {
+  /// before it, sharing one ``ConnectionRecord``, which it returns.
+  @discardableResult
+  static func install(on channel: any Channel, onGoAway: (@Sendable (GoAway) -> Void)?) throws -> ConnectionRecord {
     let pipeline = channel.pipeline.syncOperations
     let http2 = try pipeline.handler(type: NIOHTTP2Handler.self)
     let record = ConnectionRecord()
     try pipeline.addHandler(SentStreamsTracker(record: record), position: .before(http2))
     try pipeline.addHandler(Self(record: record, onGoAway: onGoAway), position: .after(http2))
+    return record
   }
 }
 

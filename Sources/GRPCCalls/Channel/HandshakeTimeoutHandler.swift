@@ -9,6 +9,11 @@ internal import NIOCore
 /// server has sent a byte (its TLS ServerHello, or its HTTP/2 SETTINGS in plaintext) within
 /// the limit: a TCP connect that hangs and a server that accepts but never answers both end
 /// then. Once the server has spoken, it steps aside.
+///
+/// While the TCP connect is still pending the handler leaves it to the socket's own connect
+/// timeout (set to the same limit), whose error names the limit too; closing the channel then
+/// would fail the connect with an error that says nothing of why. If the connect completes
+/// after the limit, the handler closes the connection as soon as it is active.
 final class HandshakeTimeoutHandler: ChannelInboundHandler, RemovableChannelHandler {
   typealias InboundIn = NIOAny
   typealias InboundOut = NIOAny
@@ -24,6 +29,8 @@ final class HandshakeTimeoutHandler: ChannelInboundHandler, RemovableChannelHand
 
   private let limit: TimeAmount
   private var timer: Scheduled<Void>?
+  /// The limit passed before the TCP connect completed.
+  private var expiredBeforeActive = false
 
   init(limit: TimeAmount) {
     self.limit = limit
@@ -34,8 +41,24 @@ final class HandshakeTimeoutHandler: ChannelInboundHandler, RemovableChannelHand
     self.timer = context.eventLoop.scheduleTask(in: self.limit) {
       let (handler, context) = bound.value
       handler.timer = nil
-      context.fireErrorCaught(Expired(limit: handler.limit))
-      context.close(promise: nil)
+      if context.channel.isActive {
+        handler.expire(context: context)
+      } else {
+        handler.expiredBeforeActive = true
+      }
+    }
+  }
+
+  private func expire(context: ChannelHandlerContext) {
+    context.fireErrorCaught(Expired(limit: self.limit))
+    context.close(promise: nil)
+  }
+
+  func channelActive(context: ChannelHandlerContext) {
+    context.fireChannelActive()
+    if self.expiredBeforeActive {
+      self.expiredBeforeActive = false
+      self.expire(context: context)
     }
   }
 

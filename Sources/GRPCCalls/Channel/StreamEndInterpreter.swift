@@ -3,13 +3,17 @@ internal import NIOHPACK
 internal import NIOHTTP2
 
 /// Tells a call whose stream ended without a word from the server what happened to it, where
-/// the transport would only report "Stream unexpectedly closed", and keeps new streams off a
-/// connection that is closing.
+/// the transport would only report "Stream unexpectedly closed", keeps new streams off a
+/// connection that is closing, and holds them back while the server's concurrency limit is
+/// reached.
 ///
 /// It sits first in each stream's pipeline, before the transport's stream handler, and reads
 /// what its connection's handlers learnt (``ConnectionRecord``):
 /// - a stream that would open on a connection either side has begun to close (a GOAWAY) is held
 ///   back at its first flush, before anything leaves;
+/// - one that would open past the server's SETTINGS_MAX_CONCURRENT_STREAMS waits here for a
+///   slot, in order, instead of in swift-nio-http2's buffer (which fails the whole connection
+///   when it releases a stream onto a closing one), and is refused if a GOAWAY comes first;
 /// - when a stream ends (an error, or going inactive) before any frame from the server reached
 ///   it, and its HEADERS never left the client (held back here, or waiting in
 ///   swift-nio-http2's buffer for a concurrency slot when the connection closed), the call gets
@@ -31,13 +35,23 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
   private let connection: ConnectionRecord
   private var heardFromServer = false
   private var explained = false
-  /// Whether the stream flushed for the first time: its frames went on to the HTTP/2 handler
-  /// (or were dropped: ``refusedLocally``).
-  private var started = false
-  /// The stream's writes before its first flush.
+  private var passage = Passage.holding
+  /// The stream's writes before it went on to the HTTP/2 handler.
   private var held: [(NIOAny, EventLoopPromise<Void>?)] = []
-  /// Whether the stream was refused before it left, its connection having had a GOAWAY.
-  private var refusedLocally = false
+  /// The stream's context while it waits for a slot.
+  private var waitingContext: ChannelHandlerContext?
+
+  /// Where the stream is on its way to the HTTP/2 handler.
+  private enum Passage {
+    /// Its writes are held until its first flush.
+    case holding
+    /// It flushed while the server's concurrency limit was reached, and waits for a slot.
+    case waitingForSlot
+    /// Its frames go on to the HTTP/2 handler.
+    case started
+    /// It was refused before it left, its connection having begun to close.
+    case refused
+  }
 
   init(connection: ConnectionRecord) {
     self.connection = connection
@@ -49,42 +63,76 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
   }
 
   func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-    if self.refusedLocally {
-      promise?.succeed()
-    } else if self.started {
-      context.write(data, promise: promise)
-    } else {
-      self.held.append((data, promise))
+    switch self.passage {
+    case .refused: promise?.succeed()
+    case .started: context.write(data, promise: promise)
+    case .holding, .waitingForSlot: self.held.append((data, promise))
     }
   }
 
   func flush(context: ChannelHandlerContext) {
-    if !self.started {
-      self.started = true
-      let held = self.held
-      self.held = []
+    switch self.passage {
+    case .started:
+      context.flush()
+    case .waitingForSlot, .refused:
+      break
+    case .holding:
       // No stream opens on a connection either side has begun to close (RFC 9113 §6.8: a
       // receiver of GOAWAY opens no more); the transport learns of a GOAWAY a moment after it
       // arrives and may still open some, and swift-nio-http2 fails the whole connection when
       // one does after its last stream closed. The stream's frames reach the HTTP/2 handler
       // when the stream first flushes, so that is when it is refused, before anything leaves,
       // to run on a new connection.
+      //
+      // Nor does one open past the server's concurrency limit: swift-nio-http2 would hold its
+      // HEADERS in a buffer of its own that knows nothing of GOAWAY and, when it releases them
+      // onto a closing connection, fails the whole connection. Here it waits for a slot, and is
+      // refused if the connection begins to close first.
       if self.connection.isClosing {
-        self.refusedLocally = true
-        self.explained = true
-        for (_, promise) in held {
-          promise?.succeed()
-        }
-        self.reportNeverLeft(context: context)
-        return
-      }
-      for (data, promise) in held {
-        context.write(data, promise: promise)
+        self.refuse(context: context)
+      } else if self.connection.takeSlot() {
+        self.start(context: context)
+      } else {
+        self.passage = .waitingForSlot
+        self.waitingContext = context
+        self.connection.wait(self)
       }
     }
-    if !self.refusedLocally {
-      context.flush()
+  }
+
+  /// A slot came free for this waiting stream (``ConnectionRecord``).
+  func admit() {
+    guard case .waitingForSlot = self.passage, let context = self.waitingContext else { return }
+    self.waitingContext = nil
+    self.start(context: context)
+  }
+
+  /// The connection began to close while this stream waited for a slot (``ConnectionRecord``).
+  func refuse() {
+    guard case .waitingForSlot = self.passage, let context = self.waitingContext else { return }
+    self.waitingContext = nil
+    self.refuse(context: context)
+  }
+
+  private func start(context: ChannelHandlerContext) {
+    self.passage = .started
+    let held = self.held
+    self.held = []
+    for (data, promise) in held {
+      context.write(data, promise: promise)
     }
+    context.flush()
+  }
+
+  private func refuse(context: ChannelHandlerContext) {
+    self.passage = .refused
+    self.explained = true
+    let held = self.held
+    self.held = []
+    for (_, promise) in held {
+      promise?.succeed()
+    }
+    self.report(Self.neverLeftMessage, wroteHeaders: !held.isEmpty, context: context)
   }
 
   func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -97,39 +145,63 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
   }
 
   func channelInactive(context: ChannelHandlerContext) {
+    switch self.passage {
+    case .started:
+      self.connection.releaseSlot(on: context.eventLoop)
+    case .waitingForSlot:
+      self.connection.stopWaiting(self)
+      self.waitingContext = nil
+    case .holding, .refused:
+      break
+    }
     self.explainEnd(context: context)
     context.fireChannelInactive()
+  }
+
+  func handlerRemoved(context: ChannelHandlerContext) {
+    if case .waitingForSlot = self.passage {
+      self.connection.stopWaiting(self)
+      self.waitingContext = nil
+    }
   }
 
   private func explainEnd(context: ChannelHandlerContext, droppedByGoAway: Bool = false) {
     guard !self.explained, !self.heardFromServer else { return }
     self.explained = true
     let streamID = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
-    // Only a connection the server was closing: a stream whose HEADERS swift-nio-http2 would not
-    // send at all (a header list over the server's limit, which it treats as a connection
-    // error) keeps the transport's error, since it would fail the same way again.
+    switch self.passage {
+    case .holding, .waitingForSlot:
+      // The stream ended before it first flushed, or while it waited for a slot: the
+      // connection closed under it (the server's GOAWAY, or the transport closing a connection
+      // it no longer uses, which waits only for the streams swift-nio-http2 has opened).
+      self.report(Self.neverLeftMessage, wroteHeaders: !self.held.isEmpty, context: context)
+      return
+    case .started, .refused:
+      // Its HEADERS went on to the HTTP/2 handler.
+      break
+    }
     if self.connection.lastGoAway != nil, self.connection.neverSent(streamID: streamID) {
-      self.reportNeverLeft(context: context)
+      // Only a connection the server was closing: a stream whose HEADERS swift-nio-http2 would
+      // not send at all (a header list over the server's limit, which it treats as a
+      // connection error) keeps the transport's error, since it would fail the same way again.
+      self.reportStatus(Self.neverLeftMessage, context: context)
     } else if self.connection.aboveGoAway(streamID: streamID, droppedByGoAway: droppedByGoAway) {
-      self.report(Self.unprocessedMessage(for: self.connection.lastGoAway), context: context)
+      self.reportStatus(Self.unprocessedMessage(for: self.connection.lastGoAway), context: context)
     } else if let goAway = self.connection.lastGoAway {
       self.reportStatus(Self.message(for: goAway), context: context)
+    } else if let mismatch = self.connection.connectionError as? CertificateNameMismatch {
+      // The connection was refused before any call on it left: the server did not prove the
+      // name it was asked for.
+      self.reportStatus(mismatch.message, context: context)
     }
   }
 
-  /// What a call whose stream never left the client ends with: the runner retries it
-  /// (``neverLeftMessage``). A stream that wrote nothing yet is answered with a REFUSED_STREAM
-  /// reset instead: the transport takes no status before the request's headers.
-  private func reportNeverLeft(context: ChannelHandlerContext) {
-    self.report(Self.neverLeftMessage, context: context)
-  }
-
   /// Ends a call that the server did not process with UNAVAILABLE `message`, which the runner
-  /// recognizes and retries. A stream that wrote nothing yet is answered with a REFUSED_STREAM
-  /// reset instead, which the runner retries too: the transport takes no status before the
-  /// request's headers.
-  private func report(_ message: String, context: ChannelHandlerContext) {
-    if self.started || !self.held.isEmpty {
+  /// recognizes and retries (``neverLeftMessage``, ``unprocessedPrefix``). A stream that wrote
+  /// nothing yet is answered with a REFUSED_STREAM reset instead, which the runner retries too:
+  /// the transport takes no status before the request's headers.
+  private func report(_ message: String, wroteHeaders: Bool, context: ChannelHandlerContext) {
+    if wroteHeaders {
       self.reportStatus(message, context: context)
     } else {
       context.fireChannelRead(self.wrapInboundOut(.rstStream(.refusedStream)))
@@ -184,3 +256,5 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
     try stream.pipeline.syncOperations.addHandler(Self(connection: recorder.record), position: .first)
   }
 }
+
+

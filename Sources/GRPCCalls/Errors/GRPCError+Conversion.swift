@@ -119,6 +119,9 @@ extension GRPCError {
     for _ in 0..<8 {
       switch cause {
       case let failure as any ConnectionFailure: return failure
+      case ChannelError.connectTimeout(let limit)?:
+        // The socket's connect timeout, which the connection set-up sets to the same limit.
+        return HandshakeTimeoutHandler.Expired(limit: limit)
       case let wrapped as RPCError: cause = wrapped.cause
       default: return nil
       }

@@ -15,7 +15,7 @@ public import GRPCCore
 ///   ``userAgentSuffix``, ``flushCoalescing``, ``http2TargetWindowSize``, ``pemRootCertificates``,
 ///   ``pemPrivateKey``, ``pemCertificateChain``, ``hostNameOverride``, ``serverAuthority``,
 ///   ``compressionAlgorithm``, ``keepaliveInterval``, ``keepaliveTimeout``,
-///   ``connectMinTimeout``, ``connectInitialBackoff``, ``connectMaxBackoff``,
+///   ``keepalivePermitWithoutCalls``, ``connectMinTimeout``, ``connectInitialBackoff``, ``connectMaxBackoff``,
 ///   ``minRetryInterval``, ``maxRetryInterval``, ``retryFactor``, ``enableRetry``,
 ///   ``additionalChannelArgs``, ``transport``, ``logContext``, ``channelPoolDomain``,
 ///   ``channelId``) form the channel key: calls share
@@ -256,6 +256,14 @@ public struct GRPCCallOptions: Sendable {
   }
   private var _keepaliveTimeout: TimeInterval = 0
 
+  /// Whether keepalive pings continue while the channel's connection has no call open (gRPC
+  /// core's `grpc.keepalive_permit_without_calls`); `false` (the default) pings only while
+  /// calls run, and resumes when one starts. Servers may count pings with no call as abuse
+  /// (grpc-go's `keepalive.EnforcementPolicy.PermitWithoutStream`). A channel-level option.
+  public var keepalivePermitWithoutCalls = false {
+    didSet { self.channelKeyCache = ChannelKeyCache() }
+  }
+
   /// The longest a connection attempt may take, in seconds, until the server first answers;
   /// `0` (the default) leaves SwiftNIO's 10 s TCP connect timeout and no handshake limit.
   ///
@@ -349,6 +357,7 @@ public struct GRPCCallOptions: Sendable {
   /// | `grpc.max_receive_message_length` | bytes | ``responseSizeLimit`` |
   /// | `grpc.keepalive_time_ms` | ms | ``keepaliveInterval`` |
   /// | `grpc.keepalive_timeout_ms` | ms | ``keepaliveTimeout`` |
+  /// | `grpc.keepalive_permit_without_calls` | 0 or 1 | ``keepalivePermitWithoutCalls`` |
   /// | `grpc.min_reconnect_backoff_ms` | ms | ``connectMinTimeout`` |
   /// | `grpc.initial_reconnect_backoff_ms` | ms | ``connectInitialBackoff`` |
   /// | `grpc.max_reconnect_backoff_ms` | ms | ``connectMaxBackoff`` |

@@ -1,5 +1,6 @@
 internal import GRPCCore
 internal import GRPCNIOTransportHTTP2Posix
+internal import Logging
 internal import NIOCore
 internal import NIOPosix
 
@@ -18,15 +19,16 @@ struct BuiltInTransportFactory: GRPCTransportFactory {
   }
 
   /// The HTTP/2 transport of a channel with `key`, its connections on `group` (by default
-  /// NIO's shared group).
+  /// NIO's shared group), logging to `logger`.
   static func makeTransport(
     for key: ChannelKey,
-    on group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    on group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+    logger: Logger = Logger(label: "grpc-calls")
   ) throws -> HTTP2ClientTransport.Posix {
     try HTTP2ClientTransport.Posix(
       target: key.target.resolvableTarget,
       transportSecurity: key.transportSecurity,
-      config: key.transportConfig,
+      config: key.transportConfig(logger: logger),
       eventLoopGroup: group
     )
   }

@@ -143,7 +143,7 @@ extension InteropClient {
         for compressed in [true, false] {
           var request = Self.largeRequest()
           request.responseCompressed.value = compressed
-          attempts.append((request, gzip, nil))
+          attempts.append((request, nil, nil))
         }
       }
       for (request, options, code) in attempts {
@@ -173,7 +173,7 @@ extension InteropClient {
     default:
       let request = Self.serverCompressedStreamingRequest()
       let recorder = ProtoCallRecorder()
-      service.streamingOutputCall(message: request, responseHandler: recorder, callOptions: gzip).start()
+      service.streamingOutputCall(message: request, responseHandler: recorder).start()
       try await recorder.expectClose(nil)
       let sizes = try self.outputSizes(recorder)
       try self.check(sizes == [31415, 92653], "response sizes \(sizes)")

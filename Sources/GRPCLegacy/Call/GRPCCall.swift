@@ -154,11 +154,14 @@ public class GRPCCall: GRXWriter, @unchecked Sendable {
     self.locked.withLock { if !$0.started { $0.responseQueue = queue } }
   }
 
-  /// Cancels the call: the writeable gets `CANCELLED` (1) "Canceled by app" unless it had
-  /// finished, and the requests writer is stopped.
+  /// Cancels the call: the writeable gets `CANCELLED` (1) "Canceled by app" on the response
+  /// queue unless it had finished, and the requests writer is stopped. The call's ``state`` is
+  /// `.finished` when this returns, as in gRPC Objective-C.
   public func cancel() {
-    let call = self.locked.withLock { $0.call }
+    let (call, queue) = self.locked.withLock { ($0.call, $0.responseQueue) }
+    self.finishNow(withError: GRPCError(code: .cancelled, message: "Canceled by app"), on: queue)
     call?.cancel()
+    self.requestsWriter.state = .finished
   }
 
   public override func writerStateDidChange(_ state: GRXWriterState) {
@@ -207,8 +210,11 @@ public class GRPCCall: GRXWriter, @unchecked Sendable {
     )
     self.locked.withLock { $0.call = call }
     call.receiveNextMessages(1)
-    call.start()
+    // The requests writer starts first: an RPC that fails at once (a channel backing off)
+    // stops it, and a writer started after that would fail the call with its own error.
+    // Requests it writes before the RPC starts wait in the call.
     self.requestsWriter.start(with: RequestsWriteable(owner: self))
+    call.start()
   }
 
   /// The options the RPC runs with: the explicit ones or the host's, then this call's own.

@@ -56,6 +56,33 @@ extension GRXWriter {
       return true
     }
 
+    /// What finishing for the owner left to do.
+    enum OwnerFinish {
+      /// The writer had finished already: nothing.
+      case none
+      /// The writer never started: no writeable to tell.
+      case unstarted
+      /// Tell the writeable `writesFinished(withError:)` with this error.
+      case deliver((any Error)?)
+    }
+
+    /// Finishes now, for an owner that delivers the finish itself (elsewhere, later): values
+    /// not yet delivered are dropped; a finish already queued (a paused writer holds it) keeps
+    /// its own error.
+    mutating func finishForOwner(_ error: (any Error)?) -> OwnerFinish {
+      guard self.state != .finished else { return .none }
+      var owed = error
+      if self.finishQueued, case .finish(let queued)? = self.pending[self.nextIndex...].last {
+        owed = queued
+      }
+      let started = self.state != .notStarted
+      self.state = .finished
+      self.pending = []
+      self.nextIndex = 0
+      self.finishQueued = true
+      return started ? .deliver(owed) : .unstarted
+    }
+
     /// What setting the state by hand did.
     enum SetStateResult {
       case none

@@ -1,3 +1,4 @@
+public import Dispatch
 internal import GRPCCalls
 internal import GRPCCore
 
@@ -103,6 +104,35 @@ open class GRXWriter: @unchecked Sendable {
     if owed { self.drain() }
   }
 
+  /// Ends the writer now, for a subclass that ends it from outside its stream (a cancel): the
+  /// state is `.finished` when this returns, values not yet written are dropped, and the
+  /// writeable is told `writesFinished(withError:)` asynchronously on `queue` — with `error`,
+  /// or the error of a finish the writer held while paused. Does nothing once the writer
+  /// finished.
+  ///
+  /// - Returns: Whether the writer was not finished yet.
+  @discardableResult
+  public func finishNow(withError error: (any Error)?, on queue: DispatchQueue) -> Bool {
+    let (finish, writeable) = self.storage.withLock { storage in
+      let finish = storage.machine.finishForOwner(error)
+      var writeable: (any GRXWriteable)?
+      if case .none = finish {} else { swap(&writeable, &storage.writeable) }
+      return (finish, writeable)
+    }
+    switch finish {
+    case .none:
+      return false
+    case .unstarted:
+      return true
+    case .deliver(let error):
+      if let writeable {
+        let delivery = UnsafeDelivery(writeable: writeable, error: error)
+        queue.async { delivery.writeable.writesFinished(withError: delivery.error) }
+      }
+      return true
+    }
+  }
+
   /// Writes `value` after those before it (for subclasses): held while paused or not started,
   /// ignored once the writer finished or an end was emitted.
   public func emit(_ value: any Sendable) {
@@ -141,4 +171,11 @@ open class GRXWriter: @unchecked Sendable {
       }
     }
   }
+}
+
+/// A writeable and the error it is told, handed to the response queue: the writeable is used
+/// there only, after the writer let it go.
+private struct UnsafeDelivery: @unchecked Sendable {
+  let writeable: any GRXWriteable
+  let error: (any Error)?
 }

@@ -13,6 +13,11 @@ enum BenchScenario: String, CaseIterable, Sendable {
 
   /// The metrics a scenario reports, in table order.
   var metrics: [String] {
+    self.figures + ["failures"]
+  }
+
+  /// The scenario's own figures.
+  private var figures: [String] {
     switch self {
     case .unaryLatency:
       ["p50_us", "p90_us", "p99_us", "max_us", "calls_per_s", "cpu_s_per_1k", "switches_per_call"]
@@ -34,6 +39,7 @@ enum BenchScenario: String, CaseIterable, Sendable {
     case "mb_per_s": tally.megabytesPerSecond
     case "cpu_s_per_1k": tally.cpuPerThousand
     case "switches_per_call": tally.switchesPerUnit
+    case "failures": Double(tally.failures)
     default: 0
     }
   }

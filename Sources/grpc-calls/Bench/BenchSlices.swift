@@ -2,7 +2,9 @@ internal import Foundation
 
 /// One slice of each scenario's work, run by one client; returns what it measured.
 ///
-/// Slices of every client alternate, so the machine's noise falls on all of them alike.
+/// Slices of every client alternate, so the machine's noise falls on all of them alike. A call
+/// that fails is counted (``Tally/failures``) and the slice goes on: against a real server
+/// (`--server`) a failure is a figure, not the end of the run.
 enum BenchSlices {
   static func run(
     _ scenario: BenchScenario,
@@ -47,7 +49,7 @@ enum BenchSlices {
 
   static func warmUp(calls: Int, client: any BenchClient) async throws {
     for _ in 0..<calls {
-      _ = try await client.unary(self.oneByteUnary)
+      _ = try? await client.unary(self.oneByteUnary)
     }
   }
 
@@ -55,7 +57,10 @@ enum BenchSlices {
     try await self.measured { tally in
       for _ in 0..<calls {
         let start = ContinuousClock.now
-        _ = try await client.unary(self.oneByteUnary)
+        guard (try? await client.unary(self.oneByteUnary)) != nil else {
+          tally.failures += 1
+          continue
+        }
         tally.record(microseconds: microseconds(since: start))
         tally.calls += 1
       }
@@ -70,18 +75,21 @@ enum BenchSlices {
     let request = BenchRequests.unary(requestBytes: 1024, responseBytes: 1024)
     let deadline = ContinuousClock.now + .seconds(seconds)
     return try await self.measured { tally in
-      tally.calls = try await withThrowingTaskGroup(of: Int.self) { group in
+      (tally.calls, tally.failures) = await withTaskGroup(of: (Int, Int).self) { group in
         for _ in 0..<concurrency {
           group.addTask {
-            var calls = 0
+            var (calls, failures) = (0, 0)
             while ContinuousClock.now < deadline {
-              _ = try await client.unary(request)
-              calls += 1
+              if (try? await client.unary(request)) != nil {
+                calls += 1
+              } else {
+                failures += 1
+              }
             }
-            return calls
+            return (calls, failures)
           }
         }
-        return try await group.reduce(0, +)
+        return await group.reduce((0, 0)) { ($0.0 + $1.0, $0.1 + $1.1) }
       }
     }
   }
@@ -89,10 +97,14 @@ enum BenchSlices {
   private static func pingPong(roundTrips: Int, client: any BenchClient) async throws -> Tally {
     let laps = LapTimer()
     let tally = try await self.measured { tally in
-      try await client.pingPong(rounds: roundTrips, request: BenchRequests.ping(bytes: 1)) {
-        laps.lap()
+      do {
+        try await client.pingPong(rounds: roundTrips, request: BenchRequests.ping(bytes: 1)) {
+          laps.lap()
+        }
+      } catch {
+        tally.failures += 1
       }
-      tally.calls = roundTrips
+      tally.calls = laps.laps.count
     }
     var result = tally
     for lap in laps.laps {
@@ -107,23 +119,28 @@ enum BenchSlices {
     let size = 1024 * 1024
     let request = BenchRequests.unary(requestBytes: size, responseBytes: size)
     return try await self.measured { tally in
-      tally.bytes = try await withThrowingTaskGroup(of: Int.self) { group in
+      // Each call's bytes both ways; `nil` for a call that failed.
+      let call: @Sendable () async -> Int? = { (try? await client.unary(request)).map { $0 + request.count } }
+      (tally.bytes, tally.calls) = await withTaskGroup(of: Int?.self) { group in
         var started = 0
-        var bytes = 0
+        var (bytes, done) = (0, 0)
         while started < min(inFlight, calls) {
-          group.addTask { try await client.unary(request) + request.count }
+          group.addTask(operation: call)
           started += 1
         }
-        while let done = try await group.next() {
-          bytes += done
+        while let result = await group.next() {
+          if let result {
+            bytes += result
+            done += 1
+          }
           if started < calls {
-            group.addTask { try await client.unary(request) + request.count }
+            group.addTask(operation: call)
             started += 1
           }
         }
-        return bytes
+        return (bytes, done)
       }
-      tally.calls = calls
+      tally.failures = calls - tally.calls
     }
   }
 
@@ -134,7 +151,10 @@ enum BenchSlices {
     let deadline = ContinuousClock.now + .seconds(seconds)
     return try await self.measured { tally in
       repeat {
-        let received = try await client.serverStream(request)
+        guard let received = try? await client.serverStream(request) else {
+          tally.failures += 1
+          continue
+        }
         tally.messages += received.messages
         tally.bytes += received.messages * size
       } while ContinuousClock.now < deadline

@@ -5,6 +5,8 @@ struct Tally: Sendable {
   /// Latencies in microseconds (calls or round trips).
   var latencies = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
   var calls = 0
+  /// Calls (or streams) that failed; left out of every other figure.
+  var failures = 0
   var messages = 0
   var bytes = 0
   var seconds = 0.0
@@ -25,6 +27,7 @@ struct Tally: Sendable {
   mutating func add(_ other: Tally) {
     self.latencies.add(other.latencies)
     self.calls += other.calls
+    self.failures += other.failures
     self.messages += other.messages
     self.bytes += other.bytes
     self.seconds += other.seconds

@@ -32,7 +32,7 @@ struct CancellationOnTheWireTests {
       let read = server.recorder.readRequest(testID: testID)
       let end = read ? await eventually { server.recorder.requestStreamEnd(testID: testID) } : "cancelled"
       #expect(read || trigger == .deadline, "the server's handler never read the request")
-      let frames = RecordedHTTP2Frame.parse(clientBytes: proxy.clientBytes)
+      let frames = proxy.clientFrames
       let resets = frames.filter(\.isReset)
       // A deadline is the server's too (grpc-timeout): when its own ends the stream first, no
       // reset is owed.

@@ -30,6 +30,49 @@ struct RPCRunnerStateMachineTests {
     #expect(machine.nextRequest().isEnd)
   }
 
+  @Test("a rewind hands the attempt's requests out again, before later ones; writes already reported are not reported twice")
+  func rewindReplays() {
+    var machine = Machine()
+    _ = machine.start(writes: [1, 2], finish: false, flowControl: true)
+    #expect(machine.nextRequest().value == 1)
+    let reported = machine.acceptedWrite()
+    #expect(reported)
+    #expect(machine.nextRequest().value == 2)
+    _ = machine.endRequests()
+    // A write between the attempts waits for the next one.
+    #expect(machine.write(3) == nil)
+    let rewound = machine.rewind()
+    #expect(rewound)
+    #expect(machine.nextRequest().value == 1)
+    let repeated = machine.acceptedWrite()
+    #expect(!repeated)
+    #expect(machine.nextRequest().value == 2)
+    let new = machine.acceptedWrite()
+    #expect(new)
+    #expect(machine.nextRequest().value == 3)
+    _ = machine.finish()
+    #expect(machine.nextRequest().isEnd)
+  }
+
+  @Test("an attempt that took more than the replay limit, or a cancelled call, is not rewound")
+  func rewindRefused() {
+    var machine = Machine()
+    _ = machine.start(writes: [1, 2], finish: false, flowControl: false)
+    #expect(machine.nextRequest().value == 1)
+    machine.tookRequestBytes(Machine.replayLimit)
+    #expect(machine.nextRequest().value == 2)
+    machine.tookRequestBytes(1)
+    let overflowed = machine.rewind()
+    #expect(!overflowed)
+
+    var cancelled = Machine()
+    _ = cancelled.start(writes: [1], finish: false, flowControl: false)
+    #expect(cancelled.nextRequest().value == 1)
+    _ = cancelled.cancel(.app)
+    let afterCancel = cancelled.rewind()
+    #expect(!afterCancel)
+  }
+
   @Test("a request side still open hands over nothing at once")
   func notAllKnown() {
     var machine = Machine()

@@ -71,17 +71,18 @@ func withFramingProxy(
     let proxy = try FaultProxy(upstreamPort: server.server.port, recordingClientBytes: true)
     defer { proxy.close() }
     let streams = try await body(server, "127.0.0.1:\(proxy.port)")
-    let frames = RecordedHTTP2Frame.parse(clientBytes: proxy.clientBytes)
-    let dataByStream = Dictionary(grouping: frames.filter(\.isData), by: \.streamID)
-    #expect(dataByStream.count == streams, "\(frames)")
-    let readEnds = proxy.clientReadEnds
-    for (stream, data) in dataByStream {
-      guard let first = data.first, let last = data.last else { continue }
-      #expect(last.endsStream, "stream \(stream): \(data)")
-      #expect(first.length > 0, "stream \(stream) sent no message before its end: \(data)")
-      // No read ended between the message and END_STREAM: they left in one flush.
-      let split = readEnds.first { $0 > first.offset && $0 < last.end }
-      #expect(split == nil, "stream \(stream)'s DATA frames arrived in two reads: \(data), reads end at \(readEnds)")
+    let connections = proxy.clientConnections
+    let dataStreams = connections.map { Dictionary(grouping: $0.frames.filter(\.isData), by: \.streamID) }
+    #expect(dataStreams.map(\.count).reduce(0, +) == streams, "\(connections.map(\.frames))")
+    for (connection, dataByStream) in zip(connections, dataStreams) {
+      for (stream, data) in dataByStream {
+        guard let first = data.first, let last = data.last else { continue }
+        #expect(last.endsStream, "stream \(stream): \(data)")
+        #expect(first.length > 0, "stream \(stream) sent no message before its end: \(data)")
+        // No read ended between the message and END_STREAM: they left in one flush.
+        let split = connection.readEnds.first { $0 > first.offset && $0 < last.end }
+        #expect(split == nil, "stream \(stream)'s DATA frames arrived in two reads: \(data), reads end at \(connection.readEnds)")
+      }
     }
   }
 }

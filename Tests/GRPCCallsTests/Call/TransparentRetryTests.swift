@@ -256,6 +256,41 @@ struct RefusedStreamRetryTests {
     await server.stop()
   }
 
+  @Test(
+    "a client stream refused after its first requests left is sent again whole: the server gets every request once, the app is told of each write once",
+    arguments: RPCPath.allCases
+  )
+  func streamedRequestsReplayed(path: RPCPath) async throws {
+    let server = try await NotGRPCServer.start(answering: .refuseAtFirstMessageThenAnswer(count: 1))
+    let pool = GRPCChannelPool(config: .testing(path: path))
+    defer { pool.disconnectAll() }
+    var options = GRPCCallOptions()
+    options.transportType = .insecure
+    options.timeout = 30
+    options.enableFlowControl = true
+    let client = InteropClient(target: server.target, callOptions: options, channelPool: pool)
+    let (call, recorder) = try client.makeCall("StreamingInputCall")
+    // Started before its requests: they are streamed, not known when the stream opens.
+    call.receiveNextMessages(1)
+    call.start()
+    var request = Grpc_Testing_StreamingInputCallRequest()
+    request.payload.body = Data(count: 1000)
+    let message = try request.bytes
+    call.writeData(message)
+    // The second request waits for the first one's write, so that the refusal comes while the
+    // call is under way.
+    #expect(await eventually { recorder.writeCount >= 1 ? true : nil } == true)
+    call.writeData(message)
+    call.finish()
+    let close = try #require(await recorder.waitForClose())
+    #expect(close.error == nil, "\(String(describing: close.error))")
+    #expect(server.streams == 2)
+    #expect(server.answeredRequestBytes == [2 * (5 + message.count)])
+    #expect(recorder.writeCount == 2)
+    #expect(recorder.closeCount == 1 && recorder.deliveryContractHeld)
+    await server.stop()
+  }
+
   @Test("only once: refused twice, the call fails with UNAVAILABLE saying the server refused it", arguments: RPCPath.allCases)
   func refusedTwice(path: RPCPath) async throws {
     let (close, streams) = try await Self.unary(refusals: 2, path: path)

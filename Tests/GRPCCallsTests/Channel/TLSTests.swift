@@ -55,6 +55,30 @@ struct TLSTests {
     }
   }
 
+  @Test("a certificate that also holds the server's address is still checked for the name given: another name fails, and the server sees no call")
+  func addressDoesNotStandInForName() async throws {
+    let certificates = try Self.certificates.get()
+    try await withTestServer(tls: certificates.serverTLS(withAddress: true)) { server in
+      // The name the certificate holds, and the address alone, both verify.
+      let named = try await Self.unary(server, Self.options(roots: certificates.caPEM))
+      #expect(named.error == nil, "\(String(describing: named.error))")
+      let address = try await Self.unary(server, Self.options(roots: certificates.caPEM, override: nil))
+      #expect(address.error == nil, "\(String(describing: address.error))")
+      let before = server.recorder.rpcs.count
+
+      // Another name fails, although 127.0.0.1 is in the certificate and is the address.
+      let wrong = Self.options(roots: certificates.caPEM, override: "wrong.example.com")
+      let error = try #require(try await Self.unary(server, wrong).error)
+      #expect(error.code == .unavailable)
+      #expect(
+        error.message
+          == "The server's certificate names server.grpc-calls.test, 127.0.0.1; connected to wrong.example.com: "
+          + "set hostNameOverride to a name the certificate holds"
+      )
+      #expect(server.recorder.rpcs.count == before, "the request reached a server whose name was not verified")
+    }
+  }
+
   @Test("an unrelated root: BoringSSL's reason, without source paths or repeats, word for word")
   func unrelatedRoot() async throws {
     let certificates = try Self.certificates.get()

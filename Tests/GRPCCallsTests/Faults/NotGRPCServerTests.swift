@@ -21,7 +21,8 @@ struct NotGRPCServerTests {
       switch self.answer {
       case .http1(let line): "HTTP/1.1 '\(line)' → \(self.code)"
       case .http2(let status, let type, _): "HTTP/2 \(status) \(type) → \(self.code)"
-      case .refuseThenAnswer(let count): "\(count) refused streams → \(self.code)"
+      case .refuseThenAnswer(let count), .refuseAtFirstMessageThenAnswer(let count):
+        "\(count) refused streams → \(self.code)"
       }
     }
   }

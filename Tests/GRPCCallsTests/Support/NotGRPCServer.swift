@@ -19,7 +19,13 @@ final class NotGRPCServer: Sendable {
     /// RST_STREAM(REFUSED_STREAM) to the first `count` streams, then a gRPC answer: an empty
     /// message and status OK.
     case refuseThenAnswer(count: Int)
+    /// Like `refuseThenAnswer`, but each refusal comes with the stream's first request message,
+    /// once the client has sent some of its requests.
+    case refuseAtFirstMessageThenAnswer(count: Int)
   }
+
+  /// The request bytes (DATA payloads) of the streams answered, in order.
+  var answeredRequestBytes: [Int] { self.counter.answered.withLock { $0 } }
 
   /// How many streams were opened, over every connection.
   var streams: Int { self.counter.value.withLock { $0 } }
@@ -48,7 +54,13 @@ final class NotGRPCServer: Sendable {
               HTTP2Answer(status: status, contentType: contentType, body: body)
             }
           case .refuseThenAnswer(let refusals):
-            try Self.serveHTTP2(on: channel, counter: counter) { index in RefuseOrAnswer(refuse: index < refusals) }
+            try Self.serveHTTP2(on: channel, counter: counter) { index in
+              RefuseOrAnswer(refuse: index < refusals, counter: counter)
+            }
+          case .refuseAtFirstMessageThenAnswer(let refusals):
+            try Self.serveHTTP2(on: channel, counter: counter) { index in
+              RefuseOrAnswer(refuse: index < refusals, atFirstMessage: true, counter: counter)
+            }
           }
         }
       }
@@ -133,6 +145,8 @@ private final class HTTP2Answer: ChannelInboundHandler {
 /// Counts streams across connections; returns each stream's index.
 fileprivate final class StreamCounter: Sendable {
   let value = LockedValue(0)
+  /// The request bytes of each answered stream.
+  let answered = LockedValue<[Int]>([])
 
   @discardableResult
   func count() -> Int {
@@ -150,16 +164,26 @@ private final class RefuseOrAnswer: ChannelInboundHandler {
   typealias OutboundOut = NIOHTTP2.HTTP2Frame.FramePayload
 
   let refuse: Bool
+  /// Whether a refusal waits for the first request message.
+  let atFirstMessage: Bool
+  private let counter: StreamCounter
   private var answered = false
+  private var requestBytes = 0
 
-  init(refuse: Bool) {
+  init(refuse: Bool, atFirstMessage: Bool = false, counter: StreamCounter) {
     self.refuse = refuse
+    self.atFirstMessage = atFirstMessage
+    self.counter = counter
   }
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
     guard !self.answered else { return }
     let payload = self.unwrapInboundIn(data)
+    if case .data(let data) = payload {
+      self.requestBytes += data.data.readableBytes
+    }
     if self.refuse {
+      if self.atFirstMessage, self.requestBytes == 0 { return }
       self.answered = true
       context.writeAndFlush(self.wrapOutboundOut(.rstStream(.refusedStream)), promise: nil)
       return
@@ -171,6 +195,7 @@ private final class RefuseOrAnswer: ChannelInboundHandler {
     default: return
     }
     self.answered = true
+    self.counter.answered.withLock { $0.append(self.requestBytes) }
     let headers: HPACKHeaders = [":status": "200", "content-type": "application/grpc"]
     context.write(self.wrapOutboundOut(.headers(.init(headers: headers))), promise: nil)
     let empty = ByteBuffer(bytes: [0, 0, 0, 0, 0])

@@ -16,6 +16,9 @@ struct TestCertificates: Sendable {
 
   let caPEM: String
   let server: Identity
+  /// A server certificate that names ``serverName`` and the address 127.0.0.1 (an IP SAN), as
+  /// gRPC's interop test certificate does.
+  let serverWithAddress: Identity
   let client: Identity
 
   /// A CA that nothing was signed with: trusting it alone must fail verification.
@@ -31,6 +34,13 @@ struct TestCertificates: Sendable {
       issuer: ca,
       issuerKey: caKey
     )
+    self.serverWithAddress = try Self.leaf(
+      name: Self.serverName,
+      address: [127, 0, 0, 1],
+      usage: .serverAuth,
+      issuer: ca,
+      issuerKey: caKey
+    )
     self.client = try Self.leaf(
       name: "client.grpc-calls.test",
       usage: .clientAuth,
@@ -41,11 +51,13 @@ struct TestCertificates: Sendable {
     self.otherCAPEM = try Self.authority(key: otherKey, name: "unrelated CA").serializeAsPEM().pemString
   }
 
-  /// The server's identity, requiring client certificates signed by this CA when `mutual`.
-  func serverTLS(mutual: Bool = false) -> InteropServer.TLSIdentity {
-    InteropServer.TLSIdentity(
-      certificateChainPEM: self.server.certificatePEM,
-      privateKeyPEM: self.server.privateKeyPEM,
+  /// The server's identity (``serverWithAddress`` when `withAddress`), requiring client
+  /// certificates signed by this CA when `mutual`.
+  func serverTLS(mutual: Bool = false, withAddress: Bool = false) -> InteropServer.TLSIdentity {
+    let server = withAddress ? self.serverWithAddress : self.server
+    return InteropServer.TLSIdentity(
+      certificateChainPEM: server.certificatePEM,
+      privateKeyPEM: server.privateKeyPEM,
       clientTrustRootsPEM: mutual ? self.caPEM : nil
     )
   }
@@ -71,6 +83,7 @@ struct TestCertificates: Sendable {
 
   private static func leaf(
     name: String,
+    address: [UInt8]? = nil,
     usage: ExtendedKeyUsage.Usage,
     issuer: Certificate,
     issuerKey: Certificate.PrivateKey
@@ -89,7 +102,9 @@ struct TestCertificates: Sendable {
         Critical(BasicConstraints.notCertificateAuthority)
         Critical(KeyUsage(digitalSignature: true))
         try ExtendedKeyUsage([usage])
-        SubjectAlternativeNames([.dnsName(name)])
+        SubjectAlternativeNames(
+          [.dnsName(name)] + (address.map { [.ipAddress(ASN1OctetString(contentBytes: $0[...]))] } ?? [])
+        )
       },
       issuerPrivateKey: issuerKey
     )

@@ -141,6 +141,8 @@ struct GRPCCallTests {
       let call = Self.call(server, "StreamingInputCall", pipe)
       call.start(with: collector.writeable)
       call.cancel()
+      // As in gRPC Objective-C, the call has finished when cancel returns.
+      #expect(call.state == .finished)
       let end = try await collector.end()
       #expect(end?.code == .cancelled && end?.message == "Canceled by app", "\(String(describing: end))")
       #expect(call.responseTrailers == nil)
@@ -175,6 +177,30 @@ struct GRPCCallTests {
       callOptions: options
     ).start(with: unreachable.writeable)
     #expect(try await unreachable.end()?.code == .unavailable)
+  }
+
+  @Test("calls on a channel backing off after failed connects end UNAVAILABLE, never with the requests writer's error")
+  func failingAtOnceKeepsItsStatus() async throws {
+    // The first call's connect fails and the channel backs off: each later call fails as soon
+    // as it starts, racing the start of its requests writer.
+    let pool = GRPCChannelPool()
+    defer { pool.disconnectAll() }
+    var options = GRPCCallOptions()
+    options.transportType = .insecure
+    var codes: [String: Int] = [:]
+    for _ in 0..<200 {
+      let collector = Collector()
+      GRPCCall(
+        host: "127.0.0.1:1",
+        path: Self.service + "EmptyCall",
+        requestsWriter: GRXWriter(value: Data()),
+        callOptions: options,
+        channelPool: pool
+      ).start(with: collector.writeable)
+      let end = try await collector.end()
+      codes[end.map { "\($0.code)" } ?? "ok", default: 0] += 1
+    }
+    #expect(codes == ["\(RPCError.Code.unavailable)": 200])
   }
 
   @Test("request headers round-trip: the echoed initial metadata and -bin trailer come back")

@@ -1,0 +1,89 @@
+import Foundation
+import GRPCCalls
+import GRPCCallsInterop
+import GRPCCallsTestSupport
+import GRPCCore
+import Logging
+import Testing
+
+/// Keepalive as gRFC A8 describes it, read from the PING frames the client sends through a
+/// recording proxy.
+@Suite("Keepalive per gRFC A8")
+struct KeepaliveTests {
+  /// Keepalive every 2 s (1 s asked, stretched one second past the 1 s timeout).
+  static func options(_ server: TestServer, permitWithoutCalls: Bool = false) -> GRPCCallOptions {
+    var options = server.options
+    options.keepaliveInterval = 1
+    options.keepaliveTimeout = 1
+    options.keepalivePermitWithoutCalls = permitWithoutCalls
+    return options
+  }
+
+  /// The keepalive PINGs (not ACKs) the client sent through `proxy`.
+  static func pings(_ proxy: FaultProxy) -> Int {
+    proxy.clientFrames.count { $0.type == RecordedHTTP2Frame.ping && $0.flags & 0x1 == 0 }
+  }
+
+  /// An EmptyCall that succeeds; the connection then has no call open.
+  static func emptyCall(_ client: InteropClient) async throws {
+    let (call, recorder) = try client.makeCall("EmptyCall")
+    call.writeData(try Grpc_Testing_Empty().bytes)
+    call.finish()
+    call.start()
+    #expect(await recorder.waitForClose()?.error == nil)
+  }
+
+  @Test("pings resume when a call starts on a connection whose last call had ended", arguments: RPCPath.allCases)
+  func resumeWhenACallStarts(path: RPCPath) async throws {
+    try await withTestServer(path: path) { server in
+      let proxy = try FaultProxy(upstreamPort: server.server.port, recordingClientBytes: true)
+      defer { proxy.close() }
+      let options = Self.options(server)
+      let client = InteropClient(target: "127.0.0.1:\(proxy.port)", callOptions: options, channelPool: server.pool)
+      // A call that ends at once: the connection is left with none open.
+      try await Self.emptyCall(client)
+      let before = Self.pings(proxy)
+
+      // A long call on the same connection: pings must come while it runs.
+      let (call, recorder) = try await ConnectionHealthTests.openStream(port: proxy.port, options: options, pool: server.pool)
+      defer { call.cancel() }
+      let pinged = await eventually(upTo: 60) { Self.pings(proxy) > before ? true : nil }
+      #expect(pinged == true, "no keepalive PING while a call ran on a connection that had been idle")
+      #expect(recorder.close == nil)
+      #expect(proxy.acceptedConnections == 1)
+    }
+  }
+
+  @Test("keepalivePermitWithoutCalls pings with no call open; a server that forbids it says too_many_pings, and the channel backs off and logs it once")
+  func permitWithoutCalls() async throws {
+    // The test server allows no ping without a call (grpc-swift-nio-transport's default
+    // enforcement): after a few it closes the connection with GOAWAY ENHANCE_YOUR_CALM.
+    try await withTestServer { server in
+      let proxy = try FaultProxy(upstreamPort: server.server.port, recordingClientBytes: true)
+      defer { proxy.close() }
+      let logs = CapturedLogs()
+      var config = GRPCChannelPool.Config.defaults
+      config.logger = logs.logger
+      let pool = GRPCChannelPool(config: config)
+      defer { pool.disconnectAll() }
+      let client = InteropClient(
+        target: "127.0.0.1:\(proxy.port)",
+        callOptions: Self.options(server, permitWithoutCalls: true),
+        channelPool: pool
+      )
+      try await Self.emptyCall(client)
+      let after = Self.pings(proxy)
+
+      // No call is open from here on.
+      let pinged = await eventually(upTo: 60) { Self.pings(proxy) > after ? true : nil }
+      #expect(pinged == true, "no keepalive PING with no call open, although permitted")
+      let warning = await eventually(upTo: 90) {
+        logs.all.first { $0.level == .warning && $0.message.contains("too_many_pings") }
+      }
+      #expect(
+        warning?.message
+          == "The server closed a connection for too many keepalive pings (GOAWAY ENHANCE_YOUR_CALM \"too_many_pings\"): the channel now pings every 4.0 s; raise keepaliveInterval, or ask the server to permit more (grpc-go: keepalive.EnforcementPolicy)"
+      )
+    }
+  }
+}
