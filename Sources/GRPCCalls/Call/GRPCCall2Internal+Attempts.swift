@@ -109,11 +109,17 @@ extension GRPCCall2Internal {
   /// stream as soon as the response handler returns: with the request writer still open, that
   /// end is a half-close (END_STREAM) which the producer's reset, a moment later, no longer
   /// undoes. So a cancelled call's response handler returns only once the producer has ended,
-  /// with the reset. That closes most of the window, not all of it: off the channel's event loop
-  /// (a channel with more than two calls runs them on the shared pool) the producer's reset and
-  /// the executor's end of the stream each hop to the loop, and now and then the end gets there
-  /// first (README, "Known issues").
+  /// with the reset; and the attempt runs on the channel's event loop, whatever the channel's
+  /// load, so that the producer's reset (which reaches the transport without a suspension once
+  /// the producer ends) is on the loop before the handler, woken by that end, can run.
   private func runOnClient(_ attempt: RPCAttempt) async throws -> RPCOutcome {
+    guard let executor = attempt.loopExecutor else { return try await self.runOnClientHere(attempt) }
+    return try await withTaskExecutorPreference(executor) {
+      try await self.runOnClientHere(attempt)
+    }
+  }
+
+  private func runOnClientHere(_ attempt: RPCAttempt) async throws -> RPCOutcome {
     let producer = ProducerRun()
     return try await attempt.channel.rawStreaming(
       request: StreamingClientRequest(metadata: attempt.metadata) { writer in

@@ -134,7 +134,8 @@ final class GRPCCall2Internal: Sendable {
         metadata: metadata,
         known: known,
         coder: MessageCoder(marshaller: callOptions.marshaller),
-        responseSizeLimit: limit
+        responseSizeLimit: limit,
+        loopExecutor: lease.channel.executor
       )
       outcome = try await self.run(attempt, raw: raw, waitForReady: callOptions.waitForReady)
     } catch {

@@ -10,4 +10,7 @@ struct RPCAttempt: Sendable {
   var known: [any Sendable]?
   var coder: MessageCoder
   var responseSizeLimit: Int
+  /// The executor of the channel's event loop, where `GRPCClient` attempts run; `nil` for a
+  /// registered transport.
+  var loopExecutor: EventLoopTaskExecutor? = nil
 }

@@ -38,15 +38,8 @@ struct CancellationOnTheWireTests {
       // reset is owed.
       #expect(resets.allSatisfy { $0.errorCode == RecordedHTTP2Frame.cancel }, "\(frames)")
       #expect(trigger == .deadline || resets.count == 1, "\(frames)")
-      withKnownIssue(
-        "GRPCClient path: GRPCCore's executor ends the transport stream (a half-close) as soon as the response handler returns, while its request-producer task may not yet have reset it (README, Reliability)",
-        isIntermittent: true
-      ) {
-        #expect(end == "cancelled", "\(frames)")
-        #expect(frames.filter(\.endsStream).isEmpty, "the client half-closed a cancelled call: \(frames)")
-      } when: {
-        RPCPath.current == .client
-      }
+      #expect(end == "cancelled", "\(frames)")
+      #expect(frames.filter(\.endsStream).isEmpty, "the client half-closed a cancelled call: \(frames)")
     }
   }
 }
