@@ -3,6 +3,7 @@ import GRPCCalls
 import GRPCCallsInterop
 import GRPCCallsTestSupport
 import GRPCCore
+import NIOHTTP2
 import Testing
 
 /// A server that is not a gRPC server: the call fails with the code gRPC's HTTP-to-status table
@@ -23,6 +24,7 @@ struct NotGRPCServerTests {
       case .http2(let status, let type, _): "HTTP/2 \(status) \(type) → \(self.code)"
       case .refuseThenAnswer(let count), .refuseAtFirstMessageThenAnswer(let count):
         "\(count) refused streams → \(self.code)"
+      case .goAway(let code, let debugData): "GOAWAY \(code) \(debugData) → \(self.code)"
       }
     }
   }
@@ -52,6 +54,21 @@ struct NotGRPCServerTests {
       quoted: ["HTTP/1.1 400 Bad Request"],
       message: "The server answered in HTTP/1 ('HTTP/1.1 400 Bad Request'), not HTTP/2: "
         + "it is not a gRPC server, or a proxy in between does not pass HTTP/2 through"
+    ),
+    // A call the server took (its stream is the GOAWAY's last), then dropped with the
+    // connection: the error says what the server said, and what to do about too_many_pings.
+    Case(
+      answer: .goAway(code: .enhanceYourCalm, debugData: "too_many_pings"),
+      code: .unavailable,
+      quoted: ["ENHANCE_YOUR_CALM", "too_many_pings"],
+      message: "The server closed the connection (GOAWAY ENHANCE_YOUR_CALM \"too_many_pings\") before the call completed: "
+        + "it allows fewer keepalive pings; raise keepaliveInterval, or ask the server to permit more (grpc-go: keepalive.EnforcementPolicy)"
+    ),
+    Case(
+      answer: .goAway(code: .noError, debugData: "max_age"),
+      code: .unavailable,
+      quoted: ["NO_ERROR"],
+      message: "The server closed the connection (GOAWAY NO_ERROR \"max_age\") before the call completed"
     ),
   ]
 

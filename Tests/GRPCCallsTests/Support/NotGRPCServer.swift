@@ -22,6 +22,9 @@ final class NotGRPCServer: Sendable {
     /// Like `refuseThenAnswer`, but each refusal comes with the stream's first request message,
     /// once the client has sent some of its requests.
     case refuseAtFirstMessageThenAnswer(count: Int)
+    /// At a stream's request headers, GOAWAY with `code` and `debugData` naming that stream as
+    /// the last one processed, then the connection closes without an answer.
+    case goAway(code: HTTP2ErrorCode, debugData: String)
   }
 
   /// The request bytes (DATA payloads) of the streams answered, in order.
@@ -57,6 +60,8 @@ final class NotGRPCServer: Sendable {
             try Self.serveHTTP2(on: channel, counter: counter) { index in
               RefuseOrAnswer(refuse: index < refusals, counter: counter)
             }
+          case .goAway(let code, let debugData):
+            try Self.serveHTTP2(on: channel, counter: counter) { _ in GoAwayAnswer(code: code, debugData: debugData) }
           case .refuseAtFirstMessageThenAnswer(let refusals):
             try Self.serveHTTP2(on: channel, counter: counter) { index in
               RefuseOrAnswer(refuse: index < refusals, atFirstMessage: true, counter: counter)
@@ -139,6 +144,30 @@ private final class HTTP2Answer: ChannelInboundHandler {
     context.write(self.wrapOutboundOut(.headers(.init(headers: headers))), promise: nil)
     let data = NIOHTTP2.HTTP2Frame.FramePayload.Data(data: .byteBuffer(ByteBuffer(string: self.body)), endStream: true)
     context.writeAndFlush(self.wrapOutboundOut(.data(data)), promise: nil)
+  }
+}
+
+/// Answers a stream's request headers with a GOAWAY on its connection, then closes it.
+private final class GoAwayAnswer: ChannelInboundHandler {
+  typealias InboundIn = NIOHTTP2.HTTP2Frame.FramePayload
+
+  let code: HTTP2ErrorCode
+  let debugData: String
+
+  init(code: HTTP2ErrorCode, debugData: String) {
+    self.code = code
+    self.debugData = debugData
+  }
+
+  func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    guard case .headers = self.unwrapInboundIn(data), let parent = context.channel.parent,
+      let streamID = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
+    else { return }
+    let goAway = HTTP2Frame(
+      streamID: .rootStream,
+      payload: .goAway(lastStreamID: streamID, errorCode: self.code, opaqueData: ByteBuffer(string: self.debugData))
+    )
+    parent.writeAndFlush(goAway).whenComplete { _ in parent.close(promise: nil) }
   }
 }
 

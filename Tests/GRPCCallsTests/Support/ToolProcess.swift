@@ -100,24 +100,51 @@ final class ToolProcess: Sendable {
 
   /// Waits for the tool to exit and returns its status; terminates it after `seconds`.
   func waitForExit(upTo seconds: Double = 60) async throws -> Int32 {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while self.process.isRunning {
-      guard ContinuousClock.now < deadline else {
-        self.process.terminate()
-        throw ToolFailure(description: "grpc-calls did not exit within \(seconds) s")
-      }
-      try await Task.sleep(for: .milliseconds(10))
+    if let status = await self.exitStatus(upTo: seconds) {
+      return status
     }
-    return self.process.terminationStatus
+    self.process.terminate()
+    throw ToolFailure(description: "grpc-calls did not exit within \(seconds) s")
   }
 
   /// Kills the tool with SIGKILL, as a crash or the OOM killer would: no shutdown, no GOAWAY;
-  /// the kernel closes its sockets.
+  /// the kernel closes its sockets. Returns once it has exited (a test issue after 60 s).
   func kill() async {
     Glibc.kill(self.process.processIdentifier, SIGKILL)
-    while self.process.isRunning {
+    if await self.exitStatus(upTo: 60) == nil {
+      Issue.record("grpc-calls \(self.process.processIdentifier) did not exit within 60 s of SIGKILL")
+    }
+  }
+
+  /// The tool's exit status once it has exited, or `nil` after `seconds`.
+  ///
+  /// Foundation's `Process` learns of the exit from a SIGCHLD watcher of its own; the child is
+  /// also polled with `waitpid` so that a missed notification cannot leave a test waiting for
+  /// good (whichever reaps the child first, the other sees it gone).
+  private func exitStatus(upTo seconds: Double) async -> Int32? {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    let pid = self.process.processIdentifier
+    var gone: ContinuousClock.Instant?
+    while ContinuousClock.now < deadline {
+      if !self.process.isRunning {
+        return self.process.terminationStatus
+      }
+      var status: Int32 = 0
+      let reaped = waitpid(pid, &status, WNOHANG)
+      if reaped == pid {
+        // Exited: the status word's low 7 bits are the signal, the next 8 the exit code.
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : signal
+      }
+      if reaped == -1, errno == ECHILD {
+        // Reaped by Foundation, which has not said so yet: give it a moment, then report the
+        // exit with an unknown status rather than wait on.
+        gone = gone ?? ContinuousClock.now
+        if ContinuousClock.now - gone! > .seconds(1) { return -1 }
+      }
       try? await Task.sleep(for: .milliseconds(10))
     }
+    return nil
   }
 
   deinit {
