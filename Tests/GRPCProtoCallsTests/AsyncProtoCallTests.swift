@@ -98,6 +98,36 @@ struct AsyncProtoCallTests {
     }
   }
 
+  @Test("bidirectional streaming: a body that returns ends the call, although its requests closure still waits on the app's own stream")
+  func bodyReturnEndsCall() async throws {
+    try await withTestServer { server in
+      var options = server.options
+      // Only this deadline could end a call that the body's return did not.
+      options.timeout = 120
+      let (appStream, appContinuation) = AsyncStream.makeStream(of: Int32.self)
+      defer { appContinuation.finish() }
+      let first = try await server.service(options: options).bidirectionalStreaming(
+        method: "FullDuplexCall",
+        requestType: Grpc_Testing_StreamingOutputCallRequest.self,
+        responseType: Grpc_Testing_StreamingOutputCallResponse.self
+      ) { writer in
+        var request = Grpc_Testing_StreamingOutputCallRequest()
+        request.responseParameters = [InteropRequests.parameters(size: 7)]
+        try await writer.write(request)
+        // The app's own stream, which never ends while the call runs.
+        for await size in appStream {
+          request.responseParameters = [InteropRequests.parameters(size: size)]
+          try await writer.write(request)
+        }
+      } body: { responses in
+        var iterator = responses.makeAsyncIterator()
+        return try await iterator.next()?.payload.body.count
+      }
+      // Returned, rather than thrown DEADLINE_EXCEEDED after 120 s.
+      #expect(first == 7)
+    }
+  }
+
   @Test("cancelling the task cancels the RPC: CANCELLED, and the server stops streaming")
   func taskCancellation() async throws {
     try await withTestServer { server in

@@ -101,6 +101,9 @@ extension GRPCProtoService {
 
   /// A bidirectional-streaming call: `requests` writes the requests while `body` reads the
   /// responses; the request side half-closes when `requests` returns.
+  ///
+  /// The call ends when `body` returns: a `requests` closure still running then (waiting on a
+  /// stream of the app's own, say) is cancelled, and the call with it unless it had closed.
   public func bidirectionalStreaming<
     Request: SwiftProtobuf.Message,
     Response: SwiftProtobuf.Message,
@@ -122,7 +125,11 @@ extension GRPCProtoService {
       }
       do {
         let result = try await body(GRPCResponseStream(bridge: bridge))
-        try await writer.value
+        // The body is done with the call: requests still to come have nowhere to go.
+        writer.cancel()
+        if case .failure(let error) = await writer.result, !(error is CancellationError) {
+          throw error
+        }
         return result
       } catch {
         writer.cancel()
