@@ -155,8 +155,8 @@ public class GRPCCall: GRXWriter, @unchecked Sendable {
   }
 
   /// Cancels the call: the writeable gets `CANCELLED` (1) "Canceled by app" on the response
-  /// queue unless it had finished, and the requests writer is stopped. The call's ``state`` is
-  /// `.finished` when this returns, as in gRPC Objective-C.
+  /// queue unless it had finished, and the requests writer is stopped. The call's
+  /// ``GRXWriter/state`` is `.finished` when this returns, as in gRPC Objective-C.
   public func cancel() {
     let (call, queue) = self.locked.withLock { ($0.call, $0.responseQueue) }
     self.finishNow(withError: GRPCError(code: .cancelled, message: "Canceled by app"), on: queue)
