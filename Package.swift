@@ -184,6 +184,8 @@ let package = Package(
       dependencies: [
         .target(name: "GRPCCalls"),
         .target(name: "GRPCCallsInterop"),
+        .target(name: "GRPCLegacy"),
+        .target(name: "GRPCProtoCalls"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),

@@ -7,6 +7,7 @@
 #  2. grpc-calls interop against a grpc-go server (interop/go), plaintext and TLS, then
 #     GO_LOAD_CALLS unary calls per face at 1, 64 and 200 in flight (default 10,000), against
 #     its defaults and against `--max-connection-age 1s` (a graceful GOAWAY every second);
+#     grpc-calls cancellation (CANCEL_RUNS runs, default 100) runs against both servers;
 #  3. grpc-calls interop against our own server, `grpc-calls serve`;
 #  4. the grpcio client against `grpc-calls serve`, to show our test server is a faithful peer.
 #
@@ -73,6 +74,14 @@ echo "--- grpc-calls load -> grpcio server (unary calls one at a time and 32 in 
 "$tool" load --server_host 127.0.0.1 --server_port "$port" --calls "${LOAD_CALLS:-5000}" \
   --concurrency 1,32 --api all || status=1
 
+echo "--- grpc-calls cancellation -> grpcio server: every cancel is a reset, and its handler sees a cancel"
+# Cancel, task cancellation, a deadline and the v1 cancel, on both streaming methods and both
+# paths to the core: RST_STREAM(CANCEL) and no END_STREAM on the wire, "cancelled" in the
+# server's own record of each handler (--events).
+events="$(mktemp)"
+start_server "$python" interop/python/server.py --port 0 --events "$events"
+"$tool" cancellation --server_port "$port" --events "$events" --runs "${CANCEL_RUNS:-100}" | tail -n 20 || status=1
+
 echo "--- grpc-calls interop and load -> grpcio server that gzips every response (client requests uncompressed)"
 # gRPC core clients accept gzip and deflate responses by default; so must ours, whatever
 # compressionAlgorithm says about requests.
@@ -96,6 +105,11 @@ start_server "$go_server" --port 0 --tls --cert "$certs/server.pem" --key "$cert
 
 echo "--- grpc-calls load -> grpc-go server with its defaults (BDP estimation on), every face"
 "$tool" load --target "127.0.0.1:$go_port" --calls "${GO_LOAD_CALLS:-10000}" --concurrency 1,64,200 --api all || status=1
+
+echo "--- grpc-calls cancellation -> grpc-go server (as against grpcio above)"
+events="$(mktemp)"
+start_server "$go_server" --port 0 --events "$events"
+"$tool" cancellation --server_port "$port" --events "$events" --runs "${CANCEL_RUNS:-100}" | tail -n 20 || status=1
 
 echo "--- grpc-calls load -> grpc-go server that ends each connection after 1 s (MaxConnectionAge), every face"
 # A graceful GOAWAY every second, in two steps: calls above its last stream are sent again on a

@@ -5,6 +5,6 @@ struct GRPCCallsCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "grpc-calls",
     abstract: "The grpc-calls command-line tool: demo, interop client and server, bench, load, faults.",
-    subcommands: [Demo.self, Interop.self, Serve.self, Bench.self, Load.self, Faults.self, HoldStream.self]
+    subcommands: [Demo.self, Interop.self, Serve.self, Bench.self, Load.self, Cancellation.self, Faults.self, HoldStream.self]
   )
 }

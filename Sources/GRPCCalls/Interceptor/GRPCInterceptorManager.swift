@@ -37,6 +37,8 @@ public final class GRPCInterceptorManager: Sendable {
     /// The elements below, made from `rest` on the first request this attempt passes on.
     var next: (any RequestLink)?
     var nextMade = false
+    /// Whether the elements below closed towards this interceptor (this attempt).
+    var nextClosed = false
     /// The chain below, not made yet; kept so that a retry can make it anew.
     var rest: InterceptorChain?
     /// Counts ``resetNextInterceptor()``: responses from an earlier attempt's elements are
@@ -78,7 +80,13 @@ public final class GRPCInterceptorManager: Sendable {
         self.next = nil
         self.rest = nil
       }
-      return Released(interceptor: self.interceptor, previous: self.previous, next: self.next, rest: self.rest)
+      return Released(
+        interceptor: self.interceptor,
+        previous: self.previous,
+        next: self.next,
+        rest: self.rest,
+        orphan: self.nextClosed ? nil : self.next
+      )
     }
   }
 
@@ -88,6 +96,14 @@ public final class GRPCInterceptorManager: Sendable {
     var previous: (any ResponseLink)?
     var next: (any RequestLink)?
     var rest: InterceptorChain?
+    /// The elements below if they have not closed: nothing would ever read what they answer,
+    /// so they are cancelled (a cancel the interceptor passed on from outside its events may
+    /// still be waiting for its block, which the shutdown drops).
+    var orphan: (any RequestLink)?
+
+    func cancelOrphan() {
+      self.orphan?.cancel()
+    }
   }
 
   init(rest: InterceptorChain, previous: any ResponseLink) {
@@ -211,6 +227,7 @@ public final class GRPCInterceptorManager: Sendable {
       defer {
         state.next = nil
         state.nextMade = false
+        state.nextClosed = false
         state.attempt += 1
         state.machine.restartRequests()
       }
@@ -227,6 +244,7 @@ public final class GRPCInterceptorManager: Sendable {
   /// The interceptor is done: its neighbours are released and nothing reaches it any more.
   public func shutDown() {
     let released = self.state.withLock { $0.release() }
+    released.cancelOrphan()
     withExtendedLifetime(released) {}
   }
 
@@ -251,6 +269,7 @@ public final class GRPCInterceptorManager: Sendable {
         deliver(previous)
       }
     }
+    released?.cancelOrphan()
     withExtendedLifetime(released) {}
   }
 
@@ -346,6 +365,13 @@ extension GRPCInterceptorManager: RequestLink {
       if let interceptor {
         event(interceptor)
       }
+    }
+  }
+
+  /// The elements below `attempt` closed towards this interceptor: they need no cancel.
+  fileprivate func nextClosed(attempt: Int) {
+    self.state.withLock { state in
+      if state.attempt == attempt { state.nextClosed = true }
     }
   }
 
@@ -448,6 +474,7 @@ private final class AttemptLink: ResponseLink {
   }
 
   func close(trailers: Metadata?, error: GRPCError?) {
+    self.manager.nextClosed(attempt: self.attempt)
     self.onInterceptor { $0.didClose(trailingMetadata: trailers, error: error) }
   }
 
