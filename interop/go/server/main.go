@@ -38,6 +38,8 @@ func main() {
 		"keepalive.ServerParameters MaxConnectionAge: send GOAWAY to connections older than this (unset: infinite)")
 	maxAgeGrace := flag.Duration("max-connection-age-grace", 0,
 		"keepalive.ServerParameters MaxConnectionAgeGrace: close connections this long after MaxConnectionAge (unset: infinite)")
+	maxIdle := flag.Duration("max-connection-idle", 0,
+		"keepalive.ServerParameters MaxConnectionIdle: send GOAWAY to connections without an RPC for this long (unset: infinite)")
 	maxStreams := flag.Uint("max-concurrent-streams", 0,
 		"SETTINGS_MAX_CONCURRENT_STREAMS per connection (0: grpc-go's default, unlimited)")
 	bdp := flag.Bool("bdp", true,
@@ -84,11 +86,12 @@ func main() {
 			PermitWithoutStream: *permitWithoutStream,
 		}))
 	}
-	if *maxAge > 0 || *maxAgeGrace > 0 {
+	if *maxAge > 0 || *maxAgeGrace > 0 || *maxIdle > 0 {
 		// Zero fields keep grpc-go's defaults (infinite).
 		opts = append(opts, grpc.KeepaliveParams(keepalive.ServerParameters{
 			MaxConnectionAge:      *maxAge,
 			MaxConnectionAgeGrace: *maxAgeGrace,
+			MaxConnectionIdle:     *maxIdle,
 		}))
 	}
 	if *maxStreams > 0 {
