@@ -39,7 +39,7 @@ public struct CancellationProbe: Sendable {
   public var trigger: Trigger
   /// `StreamingInputCall` or `FullDuplexCall`.
   public var method: String
-  /// Sent as ``InteropServerRecorder/testIDKey``, which names the call in the server's record.
+  /// Sent as `InteropServerRecorder.testIDKey`, which names the call in the server's record.
   public var testID: String
   /// The call's deadline with ``Trigger/deadline``, in seconds: long enough for the request to
   /// reach the server on a busy machine.
