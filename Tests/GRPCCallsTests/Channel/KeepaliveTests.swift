@@ -10,12 +10,13 @@ import Testing
 /// recording proxy.
 @Suite("Keepalive per gRFC A8")
 struct KeepaliveTests {
-  /// Keepalive every 6 s (1 s asked, stretched one second past the timeout), with a 5 s timeout
-  /// that a busy machine meets while the peer still answers.
+  /// Keepalive every 16 s (1 s asked, stretched one second past the timeout), with a 15 s
+  /// timeout that a busy machine meets while the peer still answers (a late PING ACK would close
+  /// the connection, and a new one starts the count of pings again).
   static func options(_ server: TestServer, permitWithoutCalls: Bool = false) -> GRPCCallOptions {
     var options = server.options
     options.keepaliveInterval = 1
-    options.keepaliveTimeout = 5
+    options.keepaliveTimeout = 15
     options.keepalivePermitWithoutCalls = permitWithoutCalls
     return options
   }
@@ -65,6 +66,9 @@ struct KeepaliveTests {
       let logs = CapturedLogs()
       var config = GRPCChannelPool.Config.defaults
       config.logger = logs.logger
+      // The channel has no call for the whole test: the pool must not close it as idle before
+      // the server has had the pings it counts.
+      config.idleTimeout = .seconds(600)
       let pool = GRPCChannelPool(config: config)
       defer { pool.disconnectAll() }
       let client = InteropClient(
@@ -78,12 +82,12 @@ struct KeepaliveTests {
       // No call is open from here on.
       let pinged = await eventually(upTo: 60) { Self.pings(proxy) > after ? true : nil }
       #expect(pinged == true, "no keepalive PING with no call open, although permitted")
-      let warning = await eventually(upTo: 90) {
+      let warning = await eventually(upTo: 150) {
         logs.all.first { $0.level == .warning && $0.message.contains("too_many_pings") }
       }
       #expect(
         warning?.message
-          == "The server closed a connection for too many keepalive pings (GOAWAY ENHANCE_YOUR_CALM \"too_many_pings\"): the channel now pings every 12.0 s; raise keepaliveInterval, or ask the server to permit more (grpc-go: keepalive.EnforcementPolicy)"
+          == "The server closed a connection for too many keepalive pings (GOAWAY ENHANCE_YOUR_CALM \"too_many_pings\"): the channel now pings every 32.0 s; raise keepaliveInterval, or ask the server to permit more (grpc-go: keepalive.EnforcementPolicy)"
       )
     }
   }
