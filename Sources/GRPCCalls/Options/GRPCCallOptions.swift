@@ -259,7 +259,10 @@ public struct GRPCCallOptions: Sendable {
   /// Whether keepalive pings continue while the channel's connection has no call open (gRPC
   /// core's `grpc.keepalive_permit_without_calls`); `false` (the default) pings only while
   /// calls run, and resumes when one starts. Servers may count pings with no call as abuse
-  /// (grpc-go's `keepalive.EnforcementPolicy.PermitWithoutStream`). A channel-level option.
+  /// (grpc-go's `keepalive.EnforcementPolicy.PermitWithoutStream`). The pings keep the
+  /// connection, not the channel: ``GRPCChannelPool`` still closes a channel that has had no call
+  /// for its ``GRPCChannelPool/Config/idleTimeout`` (30 s by default), so raise that too to keep
+  /// an idle connection open longer. A channel-level option.
   public var keepalivePermitWithoutCalls = false {
     didSet { self.channelKeyCache = ChannelKeyCache() }
   }
