@@ -5,6 +5,9 @@
 //   quick start); calls a RouteGuide server (`--port`) in all four shapes, callback and async.
 // - GeneratedClient: a client only, with its messages from another module and gRPC
 //   Objective-C's v1 methods too; starts the interop server in-process and calls it.
+// - StandardProtos: protos as real services have them, with no config file (well-known types in
+//   rpcs and messages, a proto without services, imports across folders, v1 and v1alpha
+//   reflection.proto, keywords as names); it only has to build.
 import PackageDescription
 
 let package = Package(
@@ -34,6 +37,16 @@ let package = Package(
         .product(name: "GRPCLegacy", package: "grpc-calls"),
         // The grpc.testing message types and the interop server to talk to.
         .product(name: "GRPCCallsInterop", package: "grpc-calls"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)],
+      plugins: [.plugin(name: "GRPCCallsPlugin", package: "grpc-calls")]
+    ),
+    .target(
+      name: "StandardProtos",
+      dependencies: [
+        .product(name: "GRPCCalls", package: "grpc-calls"),
+        .product(name: "GRPCProtoCalls", package: "grpc-calls"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)],
       plugins: [.plugin(name: "GRPCCallsPlugin", package: "grpc-calls")]

@@ -7,6 +7,10 @@
 #  2. protoc with protoc-gen-swift and protoc-gen-grpc-calls at default options, over protos
 #     that define the same service name in two packages and one with swift_prefix: all of it
 #     compiles together in one module.
+#  3. The same over Examples/Sources/StandardProtos, which the build plugin also compiles in
+#     CI's Examples step: well-known types in rpcs and messages, a proto without services,
+#     imports across folders, keywords as names; and v1 and v1alpha reflection.proto, which
+#     one module takes only with FileNaming=PathToUnderscores (the build plugin's default).
 #
 # Usage: scripts/check-compiles.sh
 set -euo pipefail
@@ -76,4 +80,38 @@ else
   echo "FAIL  protoc's output at default options does not compile" >&2
   status=1
 fi
+# protoc over Examples/Sources/StandardProtos with the given file naming (empty: the plugins'
+# default), for the protos given; the output, with the target's own Swift when the third argument
+# is "uses", typechecks as one module.
+check_standard() {
+  local naming="$1" label="$2" with="$3"
+  shift 3
+  local dir="$tmp/standard-${naming:-default}"
+  local options=()
+  [ -n "$naming" ] && options=(--swift_opt="FileNaming=$naming" --grpc-calls_opt="FileNaming=$naming")
+  mkdir -p "$dir"
+  (
+    cd Examples/Sources/StandardProtos
+    protoc --plugin=protoc-gen-swift="$bin/protoc-gen-swift" --swift_out="$dir" \
+      --plugin=protoc-gen-grpc-calls="$bin/protoc-gen-grpc-calls" --grpc-calls_out="$dir" \
+      "${options[@]}" "$@"
+  )
+  local uses=()
+  [ "$with" = uses ] && uses=(Examples/Sources/StandardProtos/*.swift)
+  if typecheck -module-name StandardProtos $(find "$dir" -name '*.swift') "${uses[@]}" >"$tmp/log" 2>&1; then
+    echo "ok    $label"
+  else
+    cat "$tmp/log" >&2
+    echo "FAIL  protoc's output for Examples/Sources/StandardProtos does not compile: $label" >&2
+    status=1
+  fi
+}
+echo "--- protoc, both plugins, Examples/Sources/StandardProtos (well-known types, no services, two reflection.proto)"
+standard=(common/types.proto kv/store.proto grpc/reflection/v1/reflection.proto)
+check_standard "" "well-known types in rpcs and messages, a services-free proto, imports across folders, at default options" - "${standard[@]}"
+# swiftc takes one file of a name per module, and the plugins' default (FullPath) keeps folders:
+# v1/reflection.pb.swift and v1alpha/reflection.pb.swift need PathToUnderscores, as in the
+# build plugin, whose default it is.
+check_standard PathToUnderscores "both reflection.proto too, with FileNaming=PathToUnderscores, used as the Examples target uses them" \
+  uses "${standard[@]}" grpc/reflection/v1alpha/reflection.proto
 exit "$status"

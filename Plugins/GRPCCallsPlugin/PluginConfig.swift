@@ -21,7 +21,10 @@ struct PluginConfig {
   /// the plugin has no v1 code to port, and should not need GRPCLegacy to build.
   var v1Compatibility = false
   /// protoc-gen-swift's `FullPath`, `PathToUnderscores` or `DropPath`, for both generators.
-  var fileNaming = "FullPath"
+  /// `PathToUnderscores` by default, unlike protoc's plugins: SwiftPM compiles a target's files
+  /// by name, so `v1/reflection.proto` and `v1alpha/reflection.proto` need outputs named apart
+  /// (`v1_reflection.pb.swift`), which `FullPath` does not give.
+  var fileNaming = "PathToUnderscores"
   /// Directories, relative to the target, that imports are resolved against; the target's own
   /// directory always is.
   var importPaths: [String] = []

@@ -16,7 +16,7 @@ import PackagePlugin
 ///   "async": true,
 ///   "shortServiceNames": false,
 ///   "v1Compatibility": false,
-///   "fileNaming": "FullPath",
+///   "fileNaming": "PathToUnderscores",
 ///   "importPaths": [],
 ///   "moduleImports": [],
 ///   "protocPath": null
@@ -48,7 +48,9 @@ struct GRPCCallsPlugin: BuildToolPlugin {
           tool: try context.tool(named: "protoc-gen-swift").url,
           options: ["Visibility=\(config.visibility.capitalized)", "FileNaming=\(config.fileNaming)"],
           suffix: ".pb.swift",
-          label: "Swift messages"
+          label: "Swift messages",
+          setting: "\"messages\": false",
+          onlyWithServices: false
         )
       )
     }
@@ -65,28 +67,42 @@ struct GRPCCallsPlugin: BuildToolPlugin {
           tool: try context.tool(named: "protoc-gen-grpc-calls").url,
           options: options,
           suffix: ".grpc-calls.swift",
-          label: "grpc-calls client"
+          label: "grpc-calls client",
+          setting: "\"clients\": false",
+          onlyWithServices: true
         )
       )
     }
 
-    return generators.flatMap { generator in
-      protos.map { proto in
+    var outputs: [OutputCheck.Output] = []
+    var commands: [Command] = []
+    for generator in generators {
+      for proto in protos {
         let relative = String(proto.path.dropFirst(root.path.count + 1))
+        if generator.onlyWithServices, !ProtoScan.declaresService(try String(contentsOf: proto, encoding: .utf8)) {
+          continue
+        }
+        let name = config.outputName(relative, suffix: generator.suffix)
+        outputs.append(OutputCheck.Output(proto: relative, path: name, setting: generator.setting))
         var arguments = ["--plugin=protoc-gen-\(generator.name)=\(generator.tool.path)"]
         arguments.append("--\(generator.name)_out=\(output.path)")
         arguments += generator.options.map { "--\(generator.name)_opt=\($0)" }
         arguments += includes.map { "--proto_path=\($0.path)" }
         arguments.append(proto.path)
-        return .buildCommand(
-          displayName: "Generating \(generator.label) for \(relative)",
-          executable: protoc,
-          arguments: arguments,
-          inputFiles: [proto, generator.tool] + configInputs,
-          outputFiles: [output.appendingPathComponent(config.outputName(relative, suffix: generator.suffix))]
+        commands.append(
+          .buildCommand(
+            displayName: "Generating \(generator.label) for \(relative)",
+            executable: protoc,
+            arguments: arguments,
+            inputFiles: [proto, generator.tool] + configInputs,
+            outputFiles: [output.appendingPathComponent(name)]
+          )
         )
       }
     }
+    let existing = sourceTarget.sourceFiles(withSuffix: "swift").map { String($0.url.path.dropFirst(root.path.count + 1)) }
+    try OutputCheck.check(outputs, existing: existing)
+    return commands
   }
 
   /// One protoc plugin and what it writes.
@@ -96,6 +112,10 @@ struct GRPCCallsPlugin: BuildToolPlugin {
     var options: [String]
     var suffix: String
     var label: String
+    /// The configuration that turns it off, for error messages.
+    var setting: String
+    /// Whether it writes a file only for a `.proto` that declares a service.
+    var onlyWithServices: Bool
   }
 
   private static func protoc() throws -> URL {

@@ -23,7 +23,15 @@ public struct Generator: Sendable {
   }
 
   /// The Swift source for `file`'s services, or `nil` when it has none.
-  public func generate(_ file: FileDescriptor, namer: SwiftProtobufNamer) -> String? {
+  ///
+  /// - Parameter mappings: Where the messages of other files are (the namer's own mappings):
+  ///   the output imports the module of every message its methods name, SwiftProtobuf for the
+  ///   well-known types.
+  public func generate(
+    _ file: FileDescriptor,
+    namer: SwiftProtobufNamer,
+    mappings: ProtoFileToModuleMappings = ProtoFileToModuleMappings()
+  ) -> String? {
     guard !file.services.isEmpty else { return nil }
     var out = CodeWriter()
     out.line("// DO NOT EDIT.")
@@ -37,7 +45,8 @@ public struct Generator: Sendable {
     if self.options.v1Compatibility {
       out.line("\(importAccess)import GRPCLegacy")
     }
-    for module in self.options.extraModuleImports {
+    let messageModules = Self.messageModules(of: file, mappings: mappings)
+    for module in messageModules + self.options.extraModuleImports.filter({ !messageModules.contains($0) }) {
       out.line("\(importAccess)import \(module)")
     }
     for service in file.services {
@@ -46,5 +55,14 @@ public struct Generator: Sendable {
       ServiceRenderer(service: model, options: self.options).render(into: &out)
     }
     return out.text
+  }
+
+  /// The modules, other than the file's own, of the messages `file`'s methods take and return,
+  /// in order.
+  static func messageModules(of file: FileDescriptor, mappings: ProtoFileToModuleMappings) -> [String] {
+    let own = mappings.moduleName(forFile: file)
+    let types = file.services.flatMap(\.methods).flatMap { [$0.inputType, $0.outputType] }.compactMap { $0 }
+    let modules = Set(types.compactMap { mappings.moduleName(forFile: $0.file) }).subtracting([own].compactMap { $0 })
+    return modules.sorted()
   }
 }

@@ -15,12 +15,10 @@ struct GRPCCallsProtocPlugin: CodeGenerator {
   ) throws {
     let options = try GeneratorOptions(parameters: parameter.parsedPairs)
     let generator = Generator(options: options)
+    let mappings = ProtoFileToModuleMappings()
     for file in files {
-      let namer = SwiftProtobufNamer(
-        currentFile: file,
-        protoFileToModuleMappings: ProtoFileToModuleMappings()
-      )
-      if let source = generator.generate(file, namer: namer) {
+      let namer = SwiftProtobufNamer(currentFile: file, protoFileToModuleMappings: mappings)
+      if let source = generator.generate(file, namer: namer, mappings: mappings) {
         try generatorOutputs.add(fileName: Generator.outputName(for: file, naming: options.fileNaming), contents: source)
       }
     }

@@ -35,6 +35,12 @@ struct GoldenTests {
     Case(descriptorSet: "prefixed", options: GeneratorOptions(), expected: "prefixed.grpc-calls.swift"),
     Case(descriptorSet: "collide_first", options: GeneratorOptions(), expected: "collide_first.grpc-calls.swift"),
     Case(descriptorSet: "collide_second", options: GeneratorOptions(), expected: "collide_second.grpc-calls.swift"),
+    Case(descriptorSet: "wkt", options: GeneratorOptions(), expected: "wkt.grpc-calls.swift"),
+    Case(
+      descriptorSet: "wkt",
+      options: GeneratorOptions(visibility: .public, extraModuleImports: ["SwiftProtobuf", "Clocks"]),
+      expected: "wkt.public-extra-imports.grpc-calls.swift"
+    ),
   ]
 
   static func generate(_ testCase: Case) throws -> String {
