@@ -24,9 +24,12 @@ public struct Generator: Sendable {
 
   /// The Swift source for `file`'s services, or `nil` when it has none.
   ///
-  /// - Parameter mappings: Where the messages of other files are (the namer's own mappings):
-  ///   the output imports the module of every message its methods name, SwiftProtobuf for the
-  ///   well-known types.
+  /// - Parameters:
+  ///   - file: The proto file.
+  ///   - namer: swift-protobuf's namer for `file`, which names its messages.
+  ///   - mappings: Where the messages of other files are (the namer's own mappings): the output
+  ///     imports the module of every message its methods name, SwiftProtobuf for the well-known
+  ///     types.
   public func generate(
     _ file: FileDescriptor,
     namer: SwiftProtobufNamer,
