@@ -84,6 +84,8 @@ let package = Package(
       dependencies: [
         .target(name: "GRPCCalls"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
+        // Rich error details: google.rpc.Status and its ErrorDetails.
+        .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
       ],
       swiftSettings: swiftSettings
@@ -201,6 +203,8 @@ let package = Package(
         .target(name: "GRPCCallsInterop"),
         .target(name: "GRPCCallsTestSupport"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
+        .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
       ],
       swiftSettings: swiftSettings
