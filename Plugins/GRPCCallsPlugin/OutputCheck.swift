@@ -6,10 +6,17 @@ enum OutputCheck {
   struct Output {
     var proto: String
     var path: String
+    /// What its generator appends to the proto's name (`.pb.swift`).
+    var suffix: String
     /// The configuration that turns its generator off (`"messages": false`).
     var setting: String
 
     var fileName: String { Self.fileName(self.path) }
+
+    /// Its name without the proto's folders, as protoc writes it beside a proto run from its
+    /// own folder: the name of a copy committed earlier (`route_guide.pb.swift` for
+    /// `protos/route_guide.proto`).
+    var committedName: String { Self.fileName(self.proto).dropLast(".proto".count) + self.suffix }
 
     static func fileName(_ path: String) -> String {
       String(path.split(separator: "/").last ?? Substring(path))
@@ -32,20 +39,12 @@ enum OutputCheck {
     }
     for file in existing {
       let name = Output.fileName(file)
-      let output = byName[name] ?? outputs.first { Self.isCopy(name, of: $0) }
+      let output = byName[name] ?? outputs.first { $0.committedName == name }
       guard let output else { continue }
       throw PluginError(
         "\(file) is what the build plugin generates for \(output.proto): delete it, or keep it and "
           + "set \(output.setting) in \(PluginConfig.fileName)"
       )
     }
-  }
-
-  /// Whether a committed file named `name` is an earlier generation of `output` under another
-  /// file naming (`route_guide.pb.swift` for `protos/route_guide.proto`).
-  private static func isCopy(_ name: String, of output: Output) -> Bool {
-    let protoName = Output.fileName(output.proto).dropLast(".proto".count)
-    let suffix = output.fileName.hasSuffix(".pb.swift") ? ".pb.swift" : ".grpc-calls.swift"
-    return name == protoName + suffix
   }
 }

@@ -83,7 +83,9 @@ struct GRPCCallsPlugin: BuildToolPlugin {
           continue
         }
         let name = config.outputName(relative, suffix: generator.suffix)
-        outputs.append(OutputCheck.Output(proto: relative, path: name, setting: generator.setting))
+        outputs.append(
+          OutputCheck.Output(proto: relative, path: name, suffix: generator.suffix, setting: generator.setting)
+        )
         var arguments = ["--plugin=protoc-gen-\(generator.name)=\(generator.tool.path)"]
         arguments.append("--\(generator.name)_out=\(output.path)")
         arguments += generator.options.map { "--\(generator.name)_opt=\($0)" }
