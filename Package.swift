@@ -229,6 +229,7 @@ let package = Package(
         .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOEmbedded", package: "swift-nio"),
         .product(name: "NIOHTTP2", package: "swift-nio-http2"),
         .product(name: "NIOHPACK", package: "swift-nio-http2"),
         .product(name: "PropertyBased", package: "swift-property-based"),

@@ -11,6 +11,10 @@ final class ConnectionRecord {
   var lastGoAway: GoAwayRecorder.GoAway?
   /// Whether the client sent a GOAWAY: it is closing the connection.
   var sentGoAway = false
+  /// Whether the client asked to close the connection.
+  var closedByClient = false
+  /// Whether the connection went down (its streams are about to end with it).
+  var isDown = false
   /// The first error raised on the connection after the HTTP/2 handler, which closes it (a
   /// certificate that does not hold the name asked for, say).
   var connectionError: (any Error)?
@@ -22,11 +26,14 @@ final class ConnectionRecord {
   /// Streams that flushed while ``openStreams`` was at the limit, in the order they did.
   private var waiting: [StreamEndInterpreter] = []
   private var admissionScheduled = false
+  /// Whether the connection's last open stream ended a moment ago and the transport has yet to
+  /// decide whether to close it (``settle(on:)``); streams wait meanwhile.
+  private var settling = false
 
-  /// Whether either side has begun closing the connection (a GOAWAY), so that no new stream may
-  /// start on it: swift-nio-http2 fails the whole connection when one does once its last stream
-  /// has closed.
-  var isClosing: Bool { self.lastGoAway != nil || self.sentGoAway }
+  /// Whether either side has begun closing the connection (a GOAWAY, or the client asking to
+  /// close it), so that no new stream may start on it: swift-nio-http2 fails the whole
+  /// connection when one does once its last stream has closed.
+  var isClosing: Bool { self.lastGoAway != nil || self.sentGoAway || self.closedByClient }
 
   /// Whether the stream `streamID` (`nil`: it never got one) never wrote its HEADERS to the
   /// connection.
@@ -48,7 +55,7 @@ final class ConnectionRecord {
   /// Takes a slot for a stream about to open, unless the server's limit is reached or streams
   /// wait already (they go first).
   func takeSlot() -> Bool {
-    guard self.waiting.isEmpty, self.openStreams < self.maxConcurrentStreams else { return false }
+    guard !self.settling, self.waiting.isEmpty, self.openStreams < self.maxConcurrentStreams else { return false }
     self.openStreams += 1
     return true
   }
@@ -67,12 +74,39 @@ final class ConnectionRecord {
   /// `eventLoop`, outside the HTTP/2 handler's processing of the stream's end.
   func releaseSlot(on eventLoop: any EventLoop) {
     self.openStreams -= 1
-    self.scheduleAdmission(on: eventLoop)
+    if self.openStreams == 0 {
+      self.settle(on: eventLoop)
+    } else {
+      self.scheduleAdmission(on: eventLoop)
+    }
+  }
+
+  /// Holds new streams back until the transport has acted on the end of the connection's last
+  /// open stream.
+  ///
+  /// A transport closing the connection gracefully (its load balancer let the connection go)
+  /// closes it when its count of open streams reaches zero, on the next event-loop tick, without
+  /// looking again: a stream that starts in between dies with the connection, after its HEADERS
+  /// left. swift-nio-http2 ends the stream's channel (this record's count) just before it tells
+  /// the transport, so a task this record enqueues from there runs before the transport's close;
+  /// one enqueued by that task runs after it (an event loop runs its tasks in order). By then the
+  /// close, if any, has passed ``SentStreamsTracker`` (``closedByClient``) and the waiting
+  /// streams are refused, to run on another connection; otherwise they start.
+  private func settle(on eventLoop: any EventLoop) {
+    guard !self.settling else { return }
+    self.settling = true
+    let record = NIOLoopBound(self, eventLoop: eventLoop)
+    eventLoop.execute {
+      eventLoop.execute {
+        record.value.settling = false
+        record.value.admitWaiting()
+      }
+    }
   }
 
   /// Lets waiting streams take the slots that are free, on the next tick of `eventLoop`.
   func scheduleAdmission(on eventLoop: any EventLoop) {
-    guard !self.waiting.isEmpty, !self.admissionScheduled else { return }
+    guard !self.waiting.isEmpty, !self.admissionScheduled, !self.settling else { return }
     self.admissionScheduled = true
     let record = NIOLoopBound(self, eventLoop: eventLoop)
     eventLoop.execute {
@@ -85,11 +119,11 @@ final class ConnectionRecord {
   /// closing.
   private func admitWaiting() {
     while !self.waiting.isEmpty {
-      if self.isClosing {
+      if self.isClosing || self.isDown {
         self.refuseWaiting()
         return
       }
-      guard self.openStreams < self.maxConcurrentStreams else { return }
+      guard !self.settling, self.openStreams < self.maxConcurrentStreams else { return }
       let stream = self.waiting.removeFirst()
       self.openStreams += 1
       stream.admit()

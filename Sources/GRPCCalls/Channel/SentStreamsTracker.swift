@@ -12,7 +12,13 @@ internal import NIOHTTP2
 /// apart. This handler sits just before the HTTP/2 handler (after TLS) and walks the frame
 /// headers of what the HTTP/2 handler writes (RFC 9113 §4.1), after the 24-byte client
 /// connection preface, passing every byte on untouched.
-final class SentStreamsTracker: ChannelOutboundHandler, RemovableChannelHandler {
+///
+/// Being before the HTTP/2 handler, it also learns that the connection went down before the
+/// connection's streams do, and whether the client closed it, so that a call it ends can be
+/// told which side did.
+final class SentStreamsTracker: ChannelDuplexHandler, RemovableChannelHandler {
+  typealias InboundIn = ByteBuffer
+  typealias InboundOut = ByteBuffer
   typealias OutboundIn = ByteBuffer
   typealias OutboundOut = ByteBuffer
 
@@ -33,6 +39,16 @@ final class SentStreamsTracker: ChannelOutboundHandler, RemovableChannelHandler 
       }
     }
     context.write(data, promise: promise)
+  }
+
+  func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+    self.record.closedByClient = true
+    context.close(mode: mode, promise: promise)
+  }
+
+  func channelInactive(context: ChannelHandlerContext) {
+    self.record.isDown = true
+    context.fireChannelInactive()
   }
 }
 

@@ -22,8 +22,10 @@ internal import NIOHTTP2
 /// - one above the last stream ID of the server's GOAWAY was not processed by the server (RFC
 ///   9113 §6.8): the transport is handed a REFUSED_STREAM reset, what a server says of a stream
 ///   it did no work on, so the call is retried once, as gRPC core and grpc-go do;
-/// - any other stream ended by a GOAWAY gets UNAVAILABLE naming the GOAWAY's error code and
-///   debug data (ENHANCE_YOUR_CALM "too_many_pings", say) and what to do about it.
+/// - any other stream whose connection ended under it, before or after the server's response
+///   headers, gets UNAVAILABLE saying which side closed the connection and why: the GOAWAY's
+///   error code and debug data (ENHANCE_YOUR_CALM "too_many_pings", say) and what to do about
+///   it, or the connection's error. It is not retried: the server may have done its work.
 final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler {
   typealias InboundIn = HTTP2Frame.FramePayload
   typealias InboundOut = HTTP2Frame.FramePayload
@@ -33,7 +35,14 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
   /// What the stream's connection learnt; touched on the connection's event loop only, which
   /// the stream shares.
   private let connection: ConnectionRecord
-  private var heardFromServer = false
+  /// Whether the server's response headers reached the stream (its WINDOW_UPDATEs do not count:
+  /// the transport still waits for the headers).
+  private var answered = false
+  /// Whether the server ended the stream itself (END_STREAM or RST_STREAM): the transport then
+  /// knows how the call ended.
+  private var endedByServer = false
+  /// Whether the client closed the stream (a cancelled call, or one the transport finished).
+  private var closedByClient = false
   private var explained = false
   private var passage = Passage.holding
   /// The stream's writes before it went on to the HTTP/2 handler.
@@ -58,7 +67,17 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
   }
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-    self.heardFromServer = true
+    switch self.unwrapInboundIn(data) {
+    case .headers(let headers):
+      self.answered = true
+      self.endedByServer = self.endedByServer || headers.endStream
+    case .data(let data):
+      self.endedByServer = self.endedByServer || data.endStream
+    case .rstStream:
+      self.endedByServer = true
+    default:
+      break
+    }
     context.fireChannelRead(data)
   }
 
@@ -88,7 +107,7 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
       // HEADERS in a buffer of its own that knows nothing of GOAWAY and, when it releases them
       // onto a closing connection, fails the whole connection. Here it waits for a slot, and is
       // refused if the connection begins to close first.
-      if self.connection.isClosing {
+      if self.connection.isClosing || self.connection.isDown {
         self.refuse(context: context)
       } else if self.connection.takeSlot() {
         self.start(context: context)
@@ -135,6 +154,13 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
     self.report(Self.neverLeftMessage, wroteHeaders: !held.isEmpty, context: context)
   }
 
+  func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+    if mode == .all {
+      self.closedByClient = true
+    }
+    context.close(mode: mode, promise: promise)
+  }
+
   func errorCaught(context: ChannelHandlerContext, error: any Error) {
     // swift-nio-http2 closes the streams above a GOAWAY's last stream ID with this error,
     // before the GOAWAY frame itself reaches the recorder; a reset from the peer comes as a
@@ -166,7 +192,15 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
   }
 
   private func explainEnd(context: ChannelHandlerContext, droppedByGoAway: Bool = false) {
-    guard !self.explained, !self.heardFromServer else { return }
+    guard !self.explained, !self.endedByServer else { return }
+    if self.answered {
+      // The server answered, then the stream ended without its status: the connection closed
+      // under it. The server may have done the call's work, so it is not retried.
+      guard !self.closedByClient else { return }
+      self.explained = true
+      self.reportStatus(self.connectionEndMessage, trailersOnly: false, context: context)
+      return
+    }
     self.explained = true
     let streamID = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
     switch self.passage {
@@ -187,13 +221,45 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
       self.reportStatus(Self.neverLeftMessage, context: context)
     } else if self.connection.aboveGoAway(streamID: streamID, droppedByGoAway: droppedByGoAway) {
       self.reportStatus(Self.unprocessedMessage(for: self.connection.lastGoAway), context: context)
-    } else if let goAway = self.connection.lastGoAway {
-      self.reportStatus(Self.message(for: goAway), context: context)
     } else if let mismatch = self.connection.connectionError as? CertificateNameMismatch {
       // The connection was refused before any call on it left: the server did not prove the
       // name it was asked for.
       self.reportStatus(mismatch.message, context: context)
+    } else if !self.closedByClient, self.connection.isClosing || self.connection.isDown {
+      self.reportStatus(self.connectionEndMessage, context: context)
     }
+  }
+
+  /// Why the stream's connection ended under it, for a call that may have reached the server.
+  private var connectionEndMessage: String {
+    if let goAway = self.connection.lastGoAway {
+      return Self.message(for: goAway)
+    }
+    if let error = self.connection.connectionError {
+      return "\(Self.connectionFailedPrefix): \(Self.describe(error))"
+    }
+    if self.connection.sentGoAway || self.connection.closedByClient {
+      return "The client closed the connection before the call completed"
+    }
+    return "The server closed the connection (without a GOAWAY) before the call completed"
+  }
+
+  /// How the message of a call whose connection failed under it starts (it goes on with the
+  /// error).
+  static let connectionFailedPrefix = "The connection failed before the call completed"
+
+  /// Whether `message` is one this handler gives a call (not a status the server sent).
+  static func isOwnMessage(_ message: String) -> Bool {
+    message == Self.neverLeftMessage || message.hasPrefix(Self.unprocessedPrefix)
+      || message.hasPrefix(Self.connectionFailedPrefix) || message.hasPrefix("The server closed the connection (")
+      || message.hasPrefix("The client closed the connection before the call completed")
+  }
+
+  /// `error` as text, without the source location some of swift-nio-http2's errors print.
+  private static func describe(_ error: any Error) -> String {
+    let text = String(describing: error)
+    guard let location = text.firstRange(of: "(file: ") else { return text }
+    return String(text[..<location.lowerBound])
   }
 
   /// Ends a call that the server did not process with UNAVAILABLE `message`, which the runner
@@ -208,11 +274,14 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
     }
   }
 
-  /// Hands the transport a trailers-only answer: UNAVAILABLE with `message`.
-  private func reportStatus(_ message: String, context: ChannelHandlerContext) {
+  /// Hands the transport UNAVAILABLE with `message`: a trailers-only answer, or trailers after
+  /// the server's own headers.
+  private func reportStatus(_ message: String, trailersOnly: Bool = true, context: ChannelHandlerContext) {
     var trailers = HPACKHeaders()
-    trailers.add(name: ":status", value: "200")
-    trailers.add(name: "content-type", value: "application/grpc")
+    if trailersOnly {
+      trailers.add(name: ":status", value: "200")
+      trailers.add(name: "content-type", value: "application/grpc")
+    }
     trailers.add(name: "grpc-status", value: "14")
     trailers.add(name: "grpc-message", value: message)
     context.fireChannelRead(self.wrapInboundOut(.headers(.init(headers: trailers, endStream: true))))

@@ -106,9 +106,10 @@ extension GRPCError {
   }
 
   /// Whether the transport, not the server, produced `error`: it has a cause, says the
-  /// stream closed, or reports an oversize message.
+  /// stream closed (in the transport's words or ours), or reports an oversize message.
   static func isLocal(_ error: RPCError) -> Bool {
     error.cause != nil || error.message.hasPrefix("Stream unexpectedly closed")
+      || StreamEndInterpreter.isOwnMessage(error.message)
       || OversizeResponse(error, limit: 0) != nil
   }
 

@@ -8,7 +8,9 @@ enum OversizeMetadata {
   static let commonLimit = 8 * 1024
 
   static func explain(_ error: GRPCError, metadata: Metadata) -> GRPCError {
-    guard error.message.hasPrefix("Stream unexpectedly closed") || error.message.hasPrefix("The server reset the stream")
+    guard
+      error.message.hasPrefix("Stream unexpectedly closed") || error.message.hasPrefix("The server reset the stream")
+        || error.message.hasPrefix(StreamEndInterpreter.connectionFailedPrefix)
     else { return error }
     // HPACK's size of an entry: name, value and 32 bytes; binary values travel as base64.
     let bytes = metadata.reduce(0) { total, entry in

@@ -102,7 +102,7 @@ struct BadInputTests {
       #expect(close.error?.code == .unavailable, "\(String(describing: close.error))")
       #expect(
         close.error?.message
-          == "Stream unexpectedly closed. The request metadata is 64 KiB: servers commonly refuse header lists over 8 to 16 KiB"
+          == "The connection failed before the call completed: UnableToSerializeFrame. The request metadata is 64 KiB: servers commonly refuse header lists over 8 to 16 KiB"
       )
       #expect(server.recorder.rpcs.isEmpty)
     }

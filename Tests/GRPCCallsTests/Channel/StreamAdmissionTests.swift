@@ -1,0 +1,88 @@
+import NIOCore
+import NIOEmbedded
+import NIOHPACK
+import NIOHTTP2
+import Testing
+
+@testable import GRPCCalls
+
+/// How a stream starts on a connection whose last open stream just ended (no I/O: each stream's
+/// ``StreamEndInterpreter`` on an `EmbeddedChannel`, the connection's state in a shared
+/// ``ConnectionRecord``).
+@Suite("Stream admission after a connection's last stream ends (no I/O)")
+struct StreamAdmissionTests {
+  static let requestHeaders = HTTP2Frame.FramePayload.headers(
+    .init(headers: [":method": "POST", ":path": "/grpc.testing.TestService/EmptyCall"])
+  )
+
+  /// A stream on `loop` whose pipeline starts with an interpreter of `record`.
+  static func stream(_ record: ConnectionRecord, on loop: EmbeddedEventLoop) throws -> EmbeddedChannel {
+    let channel = EmbeddedChannel(handler: StreamEndInterpreter(connection: record), loop: loop)
+    try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+    return channel
+  }
+
+  /// Writes the request's HEADERS and flushes, as the transport does to open a stream.
+  static func open(_ stream: EmbeddedChannel) {
+    stream.writeAndFlush(Self.requestHeaders, promise: nil)
+  }
+
+  /// Ends `stream` as a completed call: the server's trailers, then the stream's close.
+  static func complete(_ stream: EmbeddedChannel) throws {
+    let trailers = HTTP2Frame.FramePayload.headers(.init(headers: ["grpc-status": "0"], endStream: true))
+    try stream.writeInbound(trailers)
+    _ = try? stream.close().wait()
+  }
+
+  @Test("a stream that flushes while the transport may be closing the connection waits, and is refused when it does close")
+  func refusedWhenTheTransportCloses() throws {
+    let loop = EmbeddedEventLoop()
+    let record = ConnectionRecord()
+    let first = try Self.stream(record, on: loop)
+    Self.open(first)
+    #expect(try first.readOutbound(as: HTTP2Frame.FramePayload.self) != nil)
+    #expect(record.openStreams == 1)
+
+    // The last open stream ends; swift-nio-http2 then tells the transport, which closes a
+    // connection it is letting go of on its next task.
+    try Self.complete(first)
+    loop.execute { record.closedByClient = true }
+
+    let second = try Self.stream(record, on: loop)
+    Self.open(second)
+    #expect(try second.readOutbound(as: HTTP2Frame.FramePayload.self) == nil, "the stream left before the close")
+
+    loop.run()
+    #expect(try second.readOutbound(as: HTTP2Frame.FramePayload.self) == nil, "the stream left on a closed connection")
+    let answer = try #require(try second.readInbound(as: HTTP2Frame.FramePayload.self))
+    guard case .headers(let trailers) = answer else {
+      Issue.record("expected trailers, got \(answer)")
+      return
+    }
+    #expect(trailers.headers.first(name: "grpc-status") == "14")
+    #expect(trailers.headers.first(name: "grpc-message") == StreamEndInterpreter.neverLeftMessage)
+    #expect(record.openStreams == 0)
+  }
+
+  @Test("a stream that flushes while the last one ends starts once the transport has kept the connection")
+  func startsWhenTheConnectionStays() throws {
+    let loop = EmbeddedEventLoop()
+    let record = ConnectionRecord()
+    let first = try Self.stream(record, on: loop)
+    Self.open(first)
+    _ = try first.readOutbound(as: HTTP2Frame.FramePayload.self)
+    try Self.complete(first)
+
+    let second = try Self.stream(record, on: loop)
+    Self.open(second)
+    #expect(try second.readOutbound(as: HTTP2Frame.FramePayload.self) == nil)
+    loop.run()
+    let sent = try #require(try second.readOutbound(as: HTTP2Frame.FramePayload.self))
+    guard case .headers = sent else {
+      Issue.record("expected the request's HEADERS, got \(sent)")
+      return
+    }
+    #expect(try second.readInbound(as: HTTP2Frame.FramePayload.self) == nil)
+    #expect(record.openStreams == 1)
+  }
+}
