@@ -47,15 +47,14 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
   private var passage = Passage.holding
   /// The stream's writes before it went on to the HTTP/2 handler.
   private var held: [(NIOAny, EventLoopPromise<Void>?)] = []
-  /// The stream's context while it waits for a slot.
-  private var waitingContext: ChannelHandlerContext?
 
   /// Where the stream is on its way to the HTTP/2 handler.
   private enum Passage {
     /// Its writes are held until its first flush.
     case holding
-    /// It flushed while the server's concurrency limit was reached, and waits for a slot.
-    case waitingForSlot
+    /// It flushed while the server's concurrency limit was reached, and waits for a slot with
+    /// its context.
+    case waitingForSlot(ChannelHandlerContext)
     /// Its frames go on to the HTTP/2 handler.
     case started
     /// It was refused before it left, its connection having begun to close.
@@ -112,8 +111,7 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
       } else if self.connection.takeSlot() {
         self.start(context: context)
       } else {
-        self.passage = .waitingForSlot
-        self.waitingContext = context
+        self.passage = .waitingForSlot(context)
         self.connection.wait(self)
       }
     }
@@ -121,15 +119,13 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
 
   /// A slot came free for this waiting stream (``ConnectionRecord``).
   func admit() {
-    guard case .waitingForSlot = self.passage, let context = self.waitingContext else { return }
-    self.waitingContext = nil
+    guard case .waitingForSlot(let context) = self.passage else { return }
     self.start(context: context)
   }
 
   /// The connection began to close while this stream waited for a slot (``ConnectionRecord``).
   func refuse() {
-    guard case .waitingForSlot = self.passage, let context = self.waitingContext else { return }
-    self.waitingContext = nil
+    guard case .waitingForSlot(let context) = self.passage else { return }
     self.refuse(context: context)
   }
 
@@ -171,24 +167,24 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
   }
 
   func channelInactive(context: ChannelHandlerContext) {
-    switch self.passage {
-    case .started:
+    if case .started = self.passage {
       self.connection.releaseSlot(on: context.eventLoop)
-    case .waitingForSlot:
-      self.connection.stopWaiting(self)
-      self.waitingContext = nil
-    case .holding, .refused:
-      break
     }
     self.explainEnd(context: context)
+    self.stopWaiting()
     context.fireChannelInactive()
   }
 
   func handlerRemoved(context: ChannelHandlerContext) {
-    if case .waitingForSlot = self.passage {
-      self.connection.stopWaiting(self)
-      self.waitingContext = nil
-    }
+    self.stopWaiting()
+  }
+
+  /// A stream that ends while it waits for a slot leaves the queue, and lets go of its context
+  /// (which holds this handler); it stays one that never left.
+  private func stopWaiting() {
+    guard case .waitingForSlot = self.passage else { return }
+    self.connection.stopWaiting(self)
+    self.passage = .holding
   }
 
   private func explainEnd(context: ChannelHandlerContext, droppedByGoAway: Bool = false) {
