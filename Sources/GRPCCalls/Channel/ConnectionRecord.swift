@@ -35,9 +35,6 @@ final class ConnectionRecord {
   /// connection when one does once its last stream has closed.
   var isClosing: Bool { self.lastGoAway != nil || self.sentGoAway || self.closedByClient }
 
-  /// Whether calls are using the connection: streams open, or waiting for a slot.
-  var hasStreams: Bool { self.openStreams > 0 || !self.waiting.isEmpty }
-
   /// Whether the stream `streamID` (`nil`: it never got one) never wrote its HEADERS to the
   /// connection.
   func neverSent(streamID: HTTP2StreamID?) -> Bool {

@@ -47,14 +47,15 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
   private var passage = Passage.holding
   /// The stream's writes before it went on to the HTTP/2 handler.
   private var held: [(NIOAny, EventLoopPromise<Void>?)] = []
+  /// The stream's context while it waits for a slot.
+  private var waitingContext: ChannelHandlerContext?
 
   /// Where the stream is on its way to the HTTP/2 handler.
   private enum Passage {
     /// Its writes are held until its first flush.
     case holding
-    /// It flushed while the server's concurrency limit was reached, and waits for a slot with
-    /// its context.
-    case waitingForSlot(ChannelHandlerContext)
+    /// It flushed while the server's concurrency limit was reached, and waits for a slot.
+    case waitingForSlot
     /// Its frames go on to the HTTP/2 handler.
     case started
     /// It was refused before it left, its connection having begun to close.
@@ -111,7 +112,8 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
       } else if self.connection.takeSlot() {
         self.start(context: context)
       } else {
-        self.passage = .waitingForSlot(context)
+        self.passage = .waitingForSlot
+        self.waitingContext = context
         self.connection.wait(self)
       }
     }
@@ -119,13 +121,15 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
 
   /// A slot came free for this waiting stream (``ConnectionRecord``).
   func admit() {
-    guard case .waitingForSlot(let context) = self.passage else { return }
+    guard case .waitingForSlot = self.passage, let context = self.waitingContext else { return }
+    self.waitingContext = nil
     self.start(context: context)
   }
 
   /// The connection began to close while this stream waited for a slot (``ConnectionRecord``).
   func refuse() {
-    guard case .waitingForSlot(let context) = self.passage else { return }
+    guard case .waitingForSlot = self.passage, let context = self.waitingContext else { return }
+    self.waitingContext = nil
     self.refuse(context: context)
   }
 
@@ -167,24 +171,24 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
   }
 
   func channelInactive(context: ChannelHandlerContext) {
-    if case .started = self.passage {
+    switch self.passage {
+    case .started:
       self.connection.releaseSlot(on: context.eventLoop)
+    case .waitingForSlot:
+      self.connection.stopWaiting(self)
+      self.waitingContext = nil
+    case .holding, .refused:
+      break
     }
     self.explainEnd(context: context)
-    self.stopWaiting()
     context.fireChannelInactive()
   }
 
   func handlerRemoved(context: ChannelHandlerContext) {
-    self.stopWaiting()
-  }
-
-  /// A stream that ends while it waits for a slot leaves the queue, and lets go of its context
-  /// (which holds this handler); it stays one that never left.
-  private func stopWaiting() {
-    guard case .waitingForSlot = self.passage else { return }
-    self.connection.stopWaiting(self)
-    self.passage = .holding
+    if case .waitingForSlot = self.passage {
+      self.connection.stopWaiting(self)
+      self.waitingContext = nil
+    }
   }
 
   private func explainEnd(context: ChannelHandlerContext, droppedByGoAway: Bool = false) {
