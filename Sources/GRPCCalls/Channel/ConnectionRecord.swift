@@ -31,9 +31,9 @@ final class ConnectionRecord {
   private var settling = false
 
   /// Whether either side has begun closing the connection (a GOAWAY, or the client asking to
-  /// close it), so that no new stream may start on it: swift-nio-http2 fails the whole
-  /// connection when one does once its last stream has closed.
-  var isClosing: Bool { self.lastGoAway != nil || self.sentGoAway || self.closedByClient }
+  /// close it), or it went down, so that no new stream may start on it: swift-nio-http2 fails
+  /// the whole connection when one does once its last stream has closed.
+  var isClosing: Bool { self.lastGoAway != nil || self.sentGoAway || self.closedByClient || self.isDown }
 
   /// Whether the stream `streamID` (`nil`: it never got one) never wrote its HEADERS to the
   /// connection.
@@ -119,7 +119,7 @@ final class ConnectionRecord {
   /// closing.
   private func admitWaiting() {
     while !self.waiting.isEmpty {
-      if self.isClosing || self.isDown {
+      if self.isClosing {
         self.refuseWaiting()
         return
       }

@@ -107,7 +107,7 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
       // HEADERS in a buffer of its own that knows nothing of GOAWAY and, when it releases them
       // onto a closing connection, fails the whole connection. Here it waits for a slot, and is
       // refused if the connection begins to close first.
-      if self.connection.isClosing || self.connection.isDown {
+      if self.connection.isClosing {
         self.refuse(context: context)
       } else if self.connection.takeSlot() {
         self.start(context: context)
@@ -225,7 +225,7 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
       // The connection was refused before any call on it left: the server did not prove the
       // name it was asked for.
       self.reportStatus(mismatch.message, context: context)
-    } else if !self.closedByClient, self.connection.isClosing || self.connection.isDown {
+    } else if !self.closedByClient, self.connection.isClosing {
       self.reportStatus(self.connectionEndMessage, context: context)
     }
   }
@@ -239,20 +239,26 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
       return "\(Self.connectionFailedPrefix): \(Self.describe(error))"
     }
     if self.connection.sentGoAway || self.connection.closedByClient {
-      return "The client closed the connection before the call completed"
+      return Self.clientClosedMessage
     }
-    return "The server closed the connection (without a GOAWAY) before the call completed"
+    return "\(Self.serverClosedPrefix)without a GOAWAY) before the call completed"
   }
 
   /// How the message of a call whose connection failed under it starts (it goes on with the
   /// error).
   static let connectionFailedPrefix = "The connection failed before the call completed"
 
+  /// The message of a call whose connection the client closed under it.
+  static let clientClosedMessage = "The client closed the connection before the call completed"
+
+  /// How the message of a call whose connection the server closed under it starts (it goes on
+  /// with the GOAWAY, or its absence).
+  static let serverClosedPrefix = "The server closed the connection ("
+
   /// Whether `message` is one this handler gives a call (not a status the server sent).
   static func isOwnMessage(_ message: String) -> Bool {
-    message == Self.neverLeftMessage || message.hasPrefix(Self.unprocessedPrefix)
-      || message.hasPrefix(Self.connectionFailedPrefix) || message.hasPrefix("The server closed the connection (")
-      || message.hasPrefix("The client closed the connection before the call completed")
+    message == Self.neverLeftMessage || message == Self.clientClosedMessage
+      || [Self.unprocessedPrefix, Self.connectionFailedPrefix, Self.serverClosedPrefix].contains { message.hasPrefix($0) }
   }
 
   /// `error` as text, without the source location some of swift-nio-http2's errors print.
@@ -310,7 +316,7 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
 
   /// What the call's error says.
   static func message(for goAway: GoAwayRecorder.GoAway) -> String {
-    var message = "The server closed the connection (\(Self.describe(goAway))) before the call completed"
+    var message = "\(Self.serverClosedPrefix)\(Self.describe(goAway))) before the call completed"
     if goAway.errorCode == .enhanceYourCalm, goAway.debugData == "too_many_pings" {
       message += ": it allows fewer keepalive pings; raise keepaliveInterval, or ask the server to permit more (grpc-go: keepalive.EnforcementPolicy)"
     }
