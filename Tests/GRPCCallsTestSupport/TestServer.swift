@@ -83,6 +83,8 @@ public struct TestServer: Sendable {
 ///   - path: The path calls take to the core; by default the one `GRPC_CALLS_RPC_PATH` names
 ///     (see ``RPCPath``).
 ///   - maxConcurrentStreams: The server's limit on streams per connection; none by default.
+///   - maxConnectionIdle: How long the server keeps a connection without RPCs; for good by
+///     default.
 ///   - body: The test, given the server and the pool.
 public func withTestServer(
   poolConfig: GRPCChannelPool.Config = .defaults,
@@ -90,6 +92,7 @@ public func withTestServer(
   compression: Bool = true,
   path: RPCPath = .current,
   maxConcurrentStreams: Int? = nil,
+  maxConnectionIdle: Duration? = nil,
   _ body: (TestServer) async throws -> Void
 ) async throws {
   let server = try await InteropServer.start(
@@ -97,7 +100,8 @@ public func withTestServer(
     port: 0,
     tls: tls,
     compression: compression,
-    maxConcurrentStreams: maxConcurrentStreams
+    maxConcurrentStreams: maxConcurrentStreams,
+    maxConnectionIdle: maxConnectionIdle
   )
   var poolConfig = poolConfig
   poolConfig.sendsEveryCallThroughClient = path == .client

@@ -21,8 +21,9 @@ extension ChannelKey {
     ) { $0.trustRoots = roots }
   }
 
-  /// The channel's transport settings; `logger` is where its connections log.
-  func transportConfig(logger: Logger) -> HTTP2ClientTransport.Posix.Config {
+  /// The channel's transport settings; `logger` is where its connections log, `demand` (if
+  /// any) is told when a connection goes away or breaks (``ReconnectOnDemand``).
+  func transportConfig(logger: Logger, demand: ReconnectOnDemand? = nil) -> HTTP2ClientTransport.Posix.Config {
     var config = HTTP2ClientTransport.Posix.Config.defaults
     if !self.flushCoalescing {
       config.connection.flushCoalescing = nil
@@ -67,7 +68,7 @@ extension ChannelKey {
         jitter: config.backoff.jitter
       )
     }
-    config.channelDebuggingCallbacks.onCreateTCPConnection = self.connectionSetUp(keepalive: keepaliveBackoff)
+    config.channelDebuggingCallbacks.onCreateTCPConnection = self.connectionSetUp(keepalive: keepaliveBackoff, demand: demand)
     config.channelDebuggingCallbacks.onCreateHTTP2Stream = { stream in
       stream.eventLoop.makeCompletedFuture { try StreamEndInterpreter.install(on: stream) }
     }
@@ -121,7 +122,7 @@ extension ChannelKey {
   /// the recorder of its GOAWAY (``GoAwayRecorder``, which each stream's
   /// ``StreamEndInterpreter`` reads) and, under TLS, the handler that names the certificate's
   /// hosts when verification fails.
-  private func connectionSetUp(keepalive: KeepaliveBackoff?) -> @Sendable (any Channel) -> EventLoopFuture<Void> {
+  private func connectionSetUp(keepalive: KeepaliveBackoff?, demand: ReconnectOnDemand?) -> @Sendable (any Channel) -> EventLoopFuture<Void> {
     // The transport has no connect-timeout setting (Design article, "Where the core needed help"). This callback runs in the
     // bootstrap's initializer, before the socket connects and after the TLS handler is added:
     // the socket option bounds the TCP connect, the handler the whole attempt up to the
@@ -141,12 +142,19 @@ extension ChannelKey {
         try HTTP1AnswerDetector.install(on: channel)
         try PeerPingAnswerer.install(on: channel)
         var onGoAway: (@Sendable (GoAwayRecorder.GoAway) -> Void)?
-        if let keepalive {
+        if keepalive != nil || demand != nil {
           onGoAway = { goAway in
-            if KeepaliveBackoff.isTooManyPings(goAway) { keepalive.serverSaidTooManyPings() }
+            if let keepalive, KeepaliveBackoff.isTooManyPings(goAway) { keepalive.serverSaidTooManyPings() }
+            // Calls still on a connection that is going away (a maximum age) will want its
+            // successor; an idle connection's successor waits for a call.
+            if goAway.isFirst, goAway.hadStreams { demand?.request() }
           }
         }
-        let record = try GoAwayRecorder.install(on: channel, onGoAway: onGoAway)
+        let record = try GoAwayRecorder.install(
+          on: channel,
+          onGoAway: onGoAway,
+          onBroken: demand.map { demand in { @Sendable in demand.request() } }
+        )
         if let keepalive {
           try KeepalivePacer.install(on: channel, record: record, backoff: keepalive)
         }

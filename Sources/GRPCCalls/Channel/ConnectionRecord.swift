@@ -15,6 +15,8 @@ final class ConnectionRecord {
   var closedByClient = false
   /// Whether the connection went down (its streams are about to end with it).
   var isDown = false
+  /// Whether calls were using the connection when it went down.
+  var hadStreamsWhenDown = false
   /// The first error raised on the connection after the HTTP/2 handler, which closes it (a
   /// certificate that does not hold the name asked for, say).
   var connectionError: (any Error)?
@@ -34,6 +36,18 @@ final class ConnectionRecord {
   /// close it), or it went down, so that no new stream may start on it: swift-nio-http2 fails
   /// the whole connection when one does once its last stream has closed.
   var isClosing: Bool { self.lastGoAway != nil || self.sentGoAway || self.closedByClient || self.isDown }
+
+  /// Whether calls are using the connection: streams open, or waiting for a slot.
+  var hasStreams: Bool { self.openStreams > 0 || !self.waiting.isEmpty }
+
+  /// Whether the connection went down under calls without a GOAWAY from the server or a close
+  /// the client chose (the transport letting it go): it broke, and the transport reconnects.
+  /// A client close that sent a GOAWAY (a connection error, a keepalive timeout) or that
+  /// follows an error is a break.
+  var brokeUnderCalls: Bool {
+    let clientLetItGo = self.closedByClient && !self.sentGoAway && self.connectionError == nil
+    return self.isDown && self.hadStreamsWhenDown && self.lastGoAway == nil && !clientLetItGo
+  }
 
   /// Whether the stream `streamID` (`nil`: it never got one) never wrote its HEADERS to the
   /// connection.

@@ -19,16 +19,30 @@ final class GoAwayRecorder: ChannelInboundHandler, RemovableChannelHandler {
     var errorCode: HTTP2ErrorCode
     /// The server's debug data, as text (grpc-go says "too_many_pings", "max_age"…).
     var debugData: String
+    /// Whether it is the connection's first GOAWAY (grpc-go sends two).
+    var isFirst = true
+    /// Whether calls were using the connection when it came (not an idle connection's GOAWAY).
+    var hadStreams = false
   }
 
   /// Where the GOAWAY is kept, for the connection's streams.
   let record: ConnectionRecord
   /// Told of each GOAWAY, on the connection's event loop.
   private let onGoAway: (@Sendable (GoAway) -> Void)?
+  /// Told when the connection, once established, broke under calls
+  /// (``ConnectionRecord/brokeUnderCalls``).
+  private let onBroken: (@Sendable () -> Void)?
+  /// Whether the server's SETTINGS came: the connection was established.
+  private var established = false
 
-  init(record: ConnectionRecord, onGoAway: (@Sendable (GoAway) -> Void)? = nil) {
+  init(
+    record: ConnectionRecord,
+    onGoAway: (@Sendable (GoAway) -> Void)? = nil,
+    onBroken: (@Sendable () -> Void)? = nil
+  ) {
     self.record = record
     self.onGoAway = onGoAway
+    self.onBroken = onBroken
   }
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -36,19 +50,29 @@ final class GoAwayRecorder: ChannelInboundHandler, RemovableChannelHandler {
       let goAway = GoAway(
         lastStreamID: lastStreamID,
         errorCode: errorCode,
-        debugData: opaqueData.map { String(buffer: $0) } ?? ""
+        debugData: opaqueData.map { String(buffer: $0) } ?? "",
+        isFirst: self.record.lastGoAway == nil,
+        hadStreams: self.record.hasStreams
       )
       self.record.lastGoAway = goAway
       // Streams waiting for a slot will never get one on this connection.
       self.record.refuseWaiting()
       self.onGoAway?(goAway)
-    } else if case .settings(.settings(let settings)) = self.unwrapInboundIn(data).payload,
-      let limit = settings.last(where: { $0.parameter == .maxConcurrentStreams })
-    {
-      self.record.maxConcurrentStreams = limit.value
-      self.record.scheduleAdmission(on: context.eventLoop)
+    } else if case .settings(.settings(let settings)) = self.unwrapInboundIn(data).payload {
+      self.established = true
+      if let limit = settings.last(where: { $0.parameter == .maxConcurrentStreams }) {
+        self.record.maxConcurrentStreams = limit.value
+        self.record.scheduleAdmission(on: context.eventLoop)
+      }
     }
     context.fireChannelRead(data)
+  }
+
+  func channelInactive(context: ChannelHandlerContext) {
+    if self.established, self.record.brokeUnderCalls {
+      self.onBroken?()
+    }
+    context.fireChannelInactive()
   }
 
   func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -62,12 +86,16 @@ final class GoAwayRecorder: ChannelInboundHandler, RemovableChannelHandler {
   /// Adds a recorder just after the channel's HTTP/2 handler, and a ``SentStreamsTracker`` just
   /// before it, sharing one ``ConnectionRecord``, which it returns.
   @discardableResult
-  static func install(on channel: any Channel, onGoAway: (@Sendable (GoAway) -> Void)?) throws -> ConnectionRecord {
+  static func install(
+    on channel: any Channel,
+    onGoAway: (@Sendable (GoAway) -> Void)?,
+    onBroken: (@Sendable () -> Void)? = nil
+  ) throws -> ConnectionRecord {
     let pipeline = channel.pipeline.syncOperations
     let http2 = try pipeline.handler(type: NIOHTTP2Handler.self)
     let record = ConnectionRecord()
     try pipeline.addHandler(SentStreamsTracker(record: record), position: .before(http2))
-    try pipeline.addHandler(Self(record: record, onGoAway: onGoAway), position: .after(http2))
+    try pipeline.addHandler(Self(record: record, onGoAway: onGoAway, onBroken: onBroken), position: .after(http2))
     return record
   }
 }

@@ -47,6 +47,7 @@ final class SentStreamsTracker: ChannelDuplexHandler, RemovableChannelHandler {
   }
 
   func channelInactive(context: ChannelHandlerContext) {
+    self.record.hadStreamsWhenDown = self.record.hasStreams
     self.record.isDown = true
     context.fireChannelInactive()
   }

@@ -19,16 +19,21 @@ struct BuiltInTransportFactory: GRPCTransportFactory {
   }
 
   /// The HTTP/2 transport of a channel with `key`, its connections on `group` (by default
-  /// NIO's shared group), logging to `logger`.
+  /// NIO's shared group), logging to `logger`. After a GOAWAY it connects again at once only
+  /// for calls still on the old connection, otherwise for the next call (``ReconnectOnDemand``).
   static func makeTransport(
     for key: ChannelKey,
     on group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
     logger: Logger = Logger(label: "grpc-calls")
   ) throws -> HTTP2ClientTransport.Posix {
-    try HTTP2ClientTransport.Posix(
-      target: key.target.resolvableTarget,
+    let demand = ReconnectOnDemand()
+    var registry = NameResolverRegistry.defaults
+    registry.registerFactory(ReconnectOnDemand.Factory())
+    return try HTTP2ClientTransport.Posix(
+      target: ReconnectOnDemand.Target(inner: key.target.resolvableTarget, demand: demand),
       transportSecurity: key.transportSecurity,
-      config: key.transportConfig(logger: logger),
+      config: key.transportConfig(logger: logger, demand: demand),
+      resolverRegistry: registry,
       eventLoopGroup: group
     )
   }

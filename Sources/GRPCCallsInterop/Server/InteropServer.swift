@@ -66,18 +66,22 @@ public final class InteropServer: Sendable {
   ///     client does), so pass `false` to measure the call path without zlib's cost.
   ///   - maxConcurrentStreams: The most streams a client may open at once on one connection
   ///     (HTTP/2 `SETTINGS_MAX_CONCURRENT_STREAMS`); `nil` sets no limit.
+  ///   - maxConnectionIdle: How long a connection may go without an RPC before the server
+  ///     closes it with a GOAWAY; `nil` keeps it open.
   public static func start(
     host: String = "127.0.0.1",
     port: Int = 0,
     tls: TLSIdentity? = nil,
     compression: Bool = true,
-    maxConcurrentStreams: Int? = nil
+    maxConcurrentStreams: Int? = nil,
+    maxConnectionIdle: Duration? = nil
   ) async throws -> InteropServer {
     let recorder = InteropServerRecorder()
     var config = HTTP2ServerTransport.Posix.Config.defaults
     config.compression.enabledAlgorithms = compression ? .all : .none
     config.rpc.maxRequestPayloadSize = Self.maxMessageSize
     config.http2.maxConcurrentStreams = maxConcurrentStreams
+    config.connection.maxIdleTime = maxConnectionIdle
     config.channelDebuggingCallbacks.onAcceptTCPConnection = { channel in
       recorder.connectionOpened()
       channel.closeFuture.whenComplete { _ in recorder.connectionClosed() }

@@ -56,16 +56,17 @@ struct KeepaliveTests {
     }
   }
 
-  @Test("keepalivePermitWithoutCalls pings with no call open; a server that forbids it says too_many_pings, and the channel backs off and logs it once")
-  func permitWithoutCalls() async throws {
+  @Test("keepalivePermitWithoutCalls pings with no call open; a server that forbids it says too_many_pings, and the channel backs off and logs it once", arguments: RPCPath.allCases)
+  func permitWithoutCalls(path: RPCPath) async throws {
     // The test server allows no ping without a call (grpc-swift-nio-transport's default
     // enforcement): after a few it closes the connection with GOAWAY ENHANCE_YOUR_CALM.
-    try await withTestServer { server in
+    try await withTestServer(path: path) { server in
       let proxy = try FaultProxy(upstreamPort: server.server.port, recordingClientBytes: true)
       defer { proxy.close() }
       let logs = CapturedLogs()
       var config = GRPCChannelPool.Config.defaults
       config.logger = logs.logger
+      config.sendsEveryCallThroughClient = path == .client
       // The channel has no call for the whole test: the pool must not close it as idle before
       // the server has had the pings it counts.
       config.idleTimeout = .seconds(600)

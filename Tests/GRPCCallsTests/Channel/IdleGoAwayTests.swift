@@ -1,0 +1,49 @@
+import Foundation
+import GRPCCalls
+import GRPCCallsInterop
+import GRPCCallsTestSupport
+import GRPCCore
+import Testing
+
+/// A server that closes idle connections (grpc-go's and the core's `MaxConnectionIdle`) sends a
+/// GOAWAY to a connection without RPCs. The channel then goes idle and connects again only when
+/// a call needs it, as gRPC core and grpc-go do (``ReconnectOnDemand``): a client that
+/// reconnected at once would open a connection per idle period for nothing.
+@Suite("Idle GOAWAY")
+struct IdleGoAwayTests {
+  /// An EmptyCall; the error it closed with, if any.
+  static func emptyCall(_ client: InteropClient) async throws -> GRPCError? {
+    let (call, recorder) = try client.makeCall("EmptyCall")
+    call.writeData(try Grpc_Testing_Empty().bytes)
+    call.finish()
+    call.start()
+    return await recorder.waitForClose()?.error
+  }
+
+  @Test("after the server's idle GOAWAY the channel connects again only for a call", arguments: RPCPath.allCases)
+  func noReconnectWithoutACall(path: RPCPath) async throws {
+    // Long enough that a busy machine's first call reaches the server before it calls the
+    // connection idle (a call that races the idle GOAWAY is another matter).
+    try await withTestServer(path: path, maxConnectionIdle: .seconds(3)) { server in
+      let client = InteropClient(target: server.server.target, callOptions: server.options, channelPool: server.pool)
+      let first = try await Self.emptyCall(client)
+      #expect(first == nil, "\(String(describing: first))")
+
+      // The server's GOAWAY closes the idle connection.
+      let closed = await eventually(upTo: 60) { server.recorder.openConnections == 0 ? true : nil }
+      #expect(closed == true, "the server did not close the idle connection, or the channel kept reconnecting")
+      let idle = server.recorder.acceptedConnections
+
+      // Several idle periods with no call: a channel that reconnected by itself would have
+      // done so by now (on a slow machine it may be later; the test then passes without
+      // having seen it, it never fails for slowness).
+      try await Task.sleep(for: .seconds(7))
+      #expect(server.recorder.acceptedConnections == idle, "the channel reconnected with no call waiting")
+
+      // A call connects again and succeeds.
+      let second = try await Self.emptyCall(client)
+      #expect(second == nil, "\(String(describing: second))")
+      #expect(server.recorder.acceptedConnections > idle)
+    }
+  }
+}
