@@ -120,4 +120,21 @@ struct RichErrorTests {
         && (error as? GRPCError)?.message.hasPrefix("The server's grpc-status-details-bin trailer is not a valid google.rpc.Status") == true
     }
   }
+
+  @Test("as NSError (the v1 API's habit): the same status from userInfo, whether the trailer came as bytes or as base64 text")
+  func bridgedToNSError() throws {
+    let bytes: [UInt8] = try Self.status.serializedBytes()
+    var asBytes = Metadata()
+    asBytes.addBinary(bytes, forKey: "grpc-status-details-bin")
+    var asText = Metadata()
+    asText.addString(Data(bytes).base64EncodedString(), forKey: "grpc-status-details-bin")
+    for trailers in [asBytes, asText] {
+      let error = GRPCError(code: .resourceExhausted, message: "out of stock", trailers: trailers) as NSError
+      #expect(try error.googleRPCStatus() == Self.status)
+      let bridged = error.userInfo[GRPCError.trailersKey] as? [String: Any]
+      #expect(bridged?["grpc-status-details-bin"] as? Data == Data(bytes))
+    }
+    #expect(try (GRPCError(code: .notFound, message: "missing") as NSError).googleRPCStatus() == nil)
+    #expect(try NSError(domain: "other", code: 8).googleRPCStatus() == nil)
+  }
 }

@@ -25,6 +25,8 @@ command -v protoc >/dev/null 2>&1 || missing "protoc" protobuf-compiler
 command -v protoc-gen-go-grpc >/dev/null 2>&1 || missing "protoc-gen-go-grpc" protoc-gen-go-grpc
 [ -f "$gocode/src/google.golang.org/grpc/server.go" ] ||
   missing "grpc-go's source ($gocode/src/google.golang.org/grpc)" golang-google-grpc-dev
+[ -f "$gocode/src/google.golang.org/genproto/googleapis/rpc/errdetails/error_details.pb.go" ] ||
+  missing "the google.rpc error details' Go source (rich_error_details)" golang-google-genproto-dev
 [ -f "$gocode/src/github.com/golang/protobuf/protoc-gen-go/main.go" ] ||
   missing "golang/protobuf's source ($gocode/src/github.com/golang/protobuf)" golang-github-golang-protobuf-1-3-dev
 if grep -rqs '"google.golang.org/protobuf/' "$gocode/src/github.com/golang/protobuf/proto/"; then

@@ -24,6 +24,9 @@ import time
 from concurrent import futures
 
 import grpc
+from google.protobuf import duration_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
 
 import protos
 
@@ -34,6 +37,7 @@ ECHO_TRAILING = "x-grpc-test-echo-trailing-bin"
 ECHO_USER_AGENT = "x-grpc-test-echo-useragent"
 TEST_ID = "x-grpc-calls-test-id"
 SLEEP_MS = "x-grpc-calls-sleep-ms"
+RICH_STATUS = "x-grpc-calls-rich-status"
 
 # How long a recorded call whose request stream ended waits for grpcio to report a cancel (Call).
 END_GRACE_SECONDS = 0.1
@@ -227,6 +231,20 @@ def fail_if_asked(status, context):
     return True
 
 
+def fail_rich_if_asked(context):
+    """grpc-calls' own case rich_error_details: with RICH_STATUS in the request metadata, the RPC
+    fails with a google.rpc.Status carrying typed details (grpcio-status), as grpc-calls'
+    RichErrorCase.status."""
+    if not any(key == RICH_STATUS for key, _ in context.invocation_metadata()):
+        return
+    error_info = error_details_pb2.ErrorInfo(reason="STOCKOUT", domain="example.com", metadata={"sku": "42"})
+    retry_info = error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(seconds=2))
+    status = status_pb2.Status(code=code_pb2.RESOURCE_EXHAUSTED, message="out of stock")
+    status.details.add().Pack(error_info)
+    status.details.add().Pack(retry_info)
+    context.abort_with_status(rpc_status.to_status(status))
+
+
 def payload(size):
     return messages_pb2.Payload(type=messages_pb2.COMPRESSABLE, body=b"\0" * size)
 
@@ -242,6 +260,7 @@ class TestService(test_pb2_grpc.TestServiceServicer):
         echo_metadata(context)
         if fail_if_asked(request.response_status, context):
             return messages_pb2.SimpleResponse()
+        fail_rich_if_asked(context)
         if request.response_compressed.value:
             context.set_compression(grpc.Compression.Gzip)
         return messages_pb2.SimpleResponse(payload=payload(request.response_size))
@@ -260,7 +279,8 @@ class TestService(test_pb2_grpc.TestServiceServicer):
             if parameters.interval_us:
                 time.sleep(parameters.interval_us / 1e6)
             yield messages_pb2.StreamingOutputCallResponse(payload=payload(parameters.size))
-        fail_if_asked(request.response_status, context)
+        if not fail_if_asked(request.response_status, context):
+            fail_rich_if_asked(context)
 
     @recorded(client_stream=True)
     def StreamingInputCall(self, request_iterator, context):

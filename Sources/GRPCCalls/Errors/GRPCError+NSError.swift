@@ -51,6 +51,11 @@ extension GRPCError: CustomNSError, LocalizedError {
   static func dictionary(_ metadata: Metadata) -> [String: Any] {
     var dictionary: [String: Any] = [:]
     for (key, value) in metadata where dictionary[key] == nil {
+      // The transport may keep a `-bin` value as the base64 text it received.
+      if key.hasSuffix("-bin"), let bytes = metadata[binaryValues: key].first(where: { _ in true }) {
+        dictionary[key] = Data(bytes)
+        continue
+      }
       switch value {
       case .string(let text): dictionary[key] = text
       case .binary(let bytes): dictionary[key] = Data(bytes)

@@ -70,6 +70,8 @@ extension InteropClient {
       try await Self.expect(.unimplemented) { _ = try await other.unimplementedCall(Grpc_Testing_Empty()) }
     case .clientCompressedUnary, .serverCompressedUnary, .clientCompressedStreaming, .serverCompressedStreaming:
       try await self.asyncCompression(testCase, service)
+    case .richErrorDetails:
+      try await self.asyncRichErrorDetails(service)
     }
   }
 

@@ -126,6 +126,8 @@ extension InteropClient {
       try await recorder.expectClose(.unimplemented)
     case .clientCompressedUnary, .serverCompressedUnary, .clientCompressedStreaming, .serverCompressedStreaming:
       try await self.generatedCompression(testCase, service)
+    case .richErrorDetails:
+      try await self.generatedRichErrorDetails(service)
     }
   }
 

@@ -104,6 +104,8 @@ extension InteropClient {
       try await recorder.expectEnd(.unimplemented)
     case .clientCompressedUnary, .serverCompressedUnary, .clientCompressedStreaming, .serverCompressedStreaming:
       try await self.legacyCompression(testCase)
+    case .richErrorDetails:
+      try await self.legacyRichErrorDetails(service)
     }
   }
 

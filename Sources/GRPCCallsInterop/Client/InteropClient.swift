@@ -74,6 +74,7 @@ public struct InteropClient: Sendable {
     case .serverCompressedUnary: try await self.serverCompressedUnary()
     case .clientCompressedStreaming: try await self.clientCompressedStreaming()
     case .serverCompressedStreaming: try await self.serverCompressedStreaming()
+    case .richErrorDetails: try await self.richErrorDetails()
     }
   }
 

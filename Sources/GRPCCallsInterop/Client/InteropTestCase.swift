@@ -1,4 +1,5 @@
-/// The standard interop client cases, named as in gRPC's interop test descriptions.
+/// The standard interop client cases, named as in gRPC's interop test descriptions, and
+/// grpc-calls' own `rich_error_details` (``RichErrorCase``).
 public enum InteropTestCase: String, CaseIterable, Sendable {
   case emptyUnary = "empty_unary"
   case largeUnary = "large_unary"
@@ -18,6 +19,8 @@ public enum InteropTestCase: String, CaseIterable, Sendable {
   case serverCompressedUnary = "server_compressed_unary"
   case clientCompressedStreaming = "client_compressed_streaming"
   case serverCompressedStreaming = "server_compressed_streaming"
+  /// Not one of gRPC's cases: a status with typed details (``RichErrorCase``).
+  case richErrorDetails = "rich_error_details"
 }
 
 /// A check in an interop case that did not hold.

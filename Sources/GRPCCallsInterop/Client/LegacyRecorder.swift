@@ -3,7 +3,7 @@ public import GRPCCore
 
 /// Records what a v1 (GRPCLegacy) call's handler gets: responses, then one end, and whether
 /// anything came after the end.
-public final class LegacyRecorder<Response: Sendable>: Sendable {
+public final class LegacyRecorder<Response: Sendable>: LegacyEnd, Sendable {
   private let state = LockedValue(State())
   private let onResponse: (@Sendable (Int) -> Void)?
 
@@ -21,6 +21,8 @@ public final class LegacyRecorder<Response: Sendable>: Sendable {
 
   public var responses: [Response] { self.state.withLock { $0.responses } }
   public var ended: Bool { self.state.withLock { $0.ends > 0 } }
+  /// The error the call ended with, if any.
+  public var error: GRPCError? { self.state.withLock { $0.error } }
 
   /// A v1 unary handler: `(response, error)`, expected once.
   public var handler: @Sendable (Response?, GRPCError?) -> Void {
@@ -87,4 +89,10 @@ public final class LegacyRecorder<Response: Sendable>: Sendable {
       }
     }
   }
+}
+
+/// The end of a v1 call, whatever its response type.
+public protocol LegacyEnd: Sendable {
+  var error: GRPCError? { get }
+  func expectEnd(_ code: RPCError.Code?, message: String?) async throws
 }

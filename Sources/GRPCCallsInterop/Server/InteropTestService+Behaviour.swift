@@ -1,5 +1,6 @@
 internal import Foundation
 internal import GRPCCore
+internal import GRPCProtobuf
 
 extension InteropTestService {
   /// The metadata a response echoes back.
@@ -64,6 +65,12 @@ extension InteropTestService {
     guard status.code != 0 else { return }
     let code = Status.Code(rawValue: Int(status.code)).flatMap(RPCError.Code.init) ?? .unknown
     throw RPCError(code: code, message: status.message, metadata: trailers)
+  }
+
+  /// Fails the RPC with ``RichErrorCase/status`` when its metadata asks for it.
+  static func failRichIfAsked(_ metadata: Metadata) throws {
+    guard metadata[RichErrorCase.askKey].contains(where: { _ in true }) else { return }
+    throw RichErrorCase.status
   }
 
   /// Fails with INVALID_ARGUMENT when the client should have compressed the request and did not.

@@ -34,6 +34,7 @@ struct InteropTestService: Grpc_Testing_TestService.StreamingServiceProtocol {
     return StreamingServerResponse(metadata: echo.initial) { writer in
       try Self.checkCompression(expected: message.expectCompressed.value, request.metadata)
       try Self.failIfAsked(message.responseStatus, trailers: echo.trailing)
+      try Self.failRichIfAsked(request.metadata)
       var response = Grpc_Testing_SimpleResponse()
       response.payload = Self.payload(size: message.responseSize)
       try await writer.write(response)
@@ -67,6 +68,7 @@ struct InteropTestService: Grpc_Testing_TestService.StreamingServiceProtocol {
     return StreamingServerResponse(metadata: echo.initial) { writer in
       try await self.respond(to: message, with: writer, context: context)
       try Self.failIfAsked(message.responseStatus, trailers: echo.trailing)
+      try Self.failRichIfAsked(request.metadata)
       return echo.trailing
     }
   }

@@ -45,6 +45,9 @@ func (t *testService) UnaryCall(ctx context.Context, req *pb.SimpleRequest) (*pb
 	if err := echoStatus(req.GetResponseStatus()); err != nil {
 		return nil, err
 	}
+	if err := richStatusIfAsked(ctx); err != nil {
+		return nil, err
+	}
 	st.setResponseCompression(ctx, req.GetResponseCompressed())
 	body, err := payload(req.GetResponseSize())
 	if err != nil {
@@ -76,7 +79,10 @@ func (t *testService) StreamingOutputCall(req *pb.StreamingOutputCallRequest, st
 	if err := respond(ctx, stream, req.GetResponseParameters()); err != nil {
 		return err
 	}
-	return echoStatus(req.GetResponseStatus())
+	if err := echoStatus(req.GetResponseStatus()); err != nil {
+		return err
+	}
+	return richStatusIfAsked(ctx)
 }
 
 func (t *testService) StreamingInputCall(stream pb.TestService_StreamingInputCallServer) error {
