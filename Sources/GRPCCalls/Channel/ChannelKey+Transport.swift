@@ -145,16 +145,20 @@ extension ChannelKey {
         if keepalive != nil || demand != nil {
           onGoAway = { goAway in
             if let keepalive, KeepaliveBackoff.isTooManyPings(goAway) { keepalive.serverSaidTooManyPings() }
-            // Calls still on a connection that is going away (a maximum age) will want its
-            // successor; an idle connection's successor waits for a call.
-            if goAway.isFirst, goAway.hadStreams { demand?.request() }
+            demand?.connectionWentAway(first: goAway.isFirst, hadStreams: goAway.hadStreams)
           }
         }
         let record = try GoAwayRecorder.install(
           on: channel,
           onGoAway: onGoAway,
-          onBroken: demand.map { demand in { @Sendable in demand.request() } }
+          onBroken: demand.map { demand in { @Sendable in demand.connectionBroke() } }
         )
+        if let demand {
+          let attempt = NIOLoopBound(record, eventLoop: channel.eventLoop)
+          channel.closeFuture.whenComplete { _ in
+            if !attempt.value.established { demand.attemptFailed() }
+          }
+        }
         if let keepalive {
           try KeepalivePacer.install(on: channel, record: record, backoff: keepalive)
         }

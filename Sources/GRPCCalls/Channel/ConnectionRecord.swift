@@ -13,6 +13,8 @@ final class ConnectionRecord {
   var sentGoAway = false
   /// Whether the client asked to close the connection.
   var closedByClient = false
+  /// Whether the server's SETTINGS came: the connection was established.
+  var established = false
   /// Whether the connection went down (its streams are about to end with it).
   var isDown = false
   /// Whether calls were using the connection when it went down.

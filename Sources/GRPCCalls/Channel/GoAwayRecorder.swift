@@ -32,8 +32,6 @@ final class GoAwayRecorder: ChannelInboundHandler, RemovableChannelHandler {
   /// Told when the connection, once established, broke under calls
   /// (``ConnectionRecord/brokeUnderCalls``).
   private let onBroken: (@Sendable () -> Void)?
-  /// Whether the server's SETTINGS came: the connection was established.
-  private var established = false
 
   init(
     record: ConnectionRecord,
@@ -59,7 +57,7 @@ final class GoAwayRecorder: ChannelInboundHandler, RemovableChannelHandler {
       self.record.refuseWaiting()
       self.onGoAway?(goAway)
     } else if case .settings(.settings(let settings)) = self.unwrapInboundIn(data).payload {
-      self.established = true
+      self.record.established = true
       if let limit = settings.last(where: { $0.parameter == .maxConcurrentStreams }) {
         self.record.maxConcurrentStreams = limit.value
         self.record.scheduleAdmission(on: context.eventLoop)
@@ -69,7 +67,7 @@ final class GoAwayRecorder: ChannelInboundHandler, RemovableChannelHandler {
   }
 
   func channelInactive(context: ChannelHandlerContext) {
-    if self.established, self.record.brokeUnderCalls {
+    if self.record.established, self.record.brokeUnderCalls {
       self.onBroken?()
     }
     context.fireChannelInactive()

@@ -18,7 +18,9 @@ internal import GRPCNIOTransportHTTP2Posix
 ///   transport reconnects, and the names may have changed.
 ///
 /// An idle connection's GOAWAY asks for nothing: the connection closes, the channel goes idle
-/// and connects again for its next call.
+/// and connects again for its next call. Were the server gone for good (a graceful stop during
+/// a rolling deploy), that call would find the old address: so a GOAWAY skipped leaves the
+/// names stale, and the first connection attempt that fails after it resolves them again.
 ///
 /// Drop it when the transport's balancer stays idle after a GOAWAY.
 final class ReconnectOnDemand: Sendable {
@@ -29,12 +31,41 @@ final class ReconnectOnDemand: Sendable {
     var waiter: CheckedContinuation<Void, any Error>?
     /// Whether a request came that no iterator has taken yet.
     var pending = false
+    /// Whether a GOAWAY was let pass without resolving again.
+    var stale = false
     var cancelled = false
   }
 
+  /// A connection's GOAWAY came (`first`: its first one), with calls on it or not.
+  func connectionWentAway(first: Bool, hadStreams: Bool) {
+    guard first else { return }
+    if hadStreams {
+      // Calls still on a connection that is going away (a maximum age) want its successor.
+      self.request()
+    } else {
+      self.state.withLock { $0.stale = true }
+    }
+  }
+
+  /// A connection broke under calls (``ConnectionRecord/brokeUnderCalls``): the transport
+  /// reconnects, and the names may have changed.
+  func connectionBroke() {
+    self.request()
+  }
+
+  /// A connection attempt failed before the server's SETTINGS came.
+  func attemptFailed() {
+    let stale = self.state.withLock { state in
+      defer { state.stale = false }
+      return state.stale
+    }
+    if stale { self.request() }
+  }
+
   /// Asks the resolver for a new result.
-  func request() {
+  private func request() {
     let waiter = self.state.withLock { state -> CheckedContinuation<Void, any Error>? in
+      state.stale = false
       guard let waiter = state.waiter else {
         state.pending = true
         return nil
@@ -43,6 +74,15 @@ final class ReconnectOnDemand: Sendable {
       return waiter
     }
     waiter?.resume()
+  }
+
+  /// An iterator answered without waiting (the first result, or the first after a failed
+  /// resolution): a request made meanwhile is answered by it.
+  fileprivate func answeredAtOnce() {
+    self.state.withLock {
+      $0.pending = false
+      $0.stale = false
+    }
   }
 
   /// Waits for a request; throws `CancellationError` when the channel stops resolving.
@@ -118,6 +158,8 @@ final class ReconnectOnDemand: Sendable {
       mutating func next() async throws -> NameResolutionResult? {
         if self.answered {
           try await self.demand.nextRequest()
+        } else {
+          self.demand.answeredAtOnce()
         }
         self.answered = true
         return try await self.inner.next()
