@@ -148,16 +148,10 @@ extension ChannelKey {
             demand?.connectionWentAway(first: goAway.isFirst, hadStreams: goAway.hadStreams)
           }
         }
-        let record = try GoAwayRecorder.install(
-          on: channel,
-          onGoAway: onGoAway,
-          onBroken: demand.map { demand in { @Sendable in demand.connectionBroke() } }
-        )
+        let record = try GoAwayRecorder.install(on: channel, onGoAway: onGoAway)
         if let demand {
-          let attempt = NIOLoopBound(record, eventLoop: channel.eventLoop)
-          channel.closeFuture.whenComplete { _ in
-            if !attempt.value.established { demand.attemptFailed() }
-          }
+          let ended = NIOLoopBound(record, eventLoop: channel.eventLoop)
+          channel.closeFuture.whenComplete { _ in demand.connectionEnded(ended.value) }
         }
         if let keepalive {
           try KeepalivePacer.install(on: channel, record: record, backoff: keepalive)

@@ -42,13 +42,13 @@ final class ConnectionRecord {
   /// Whether calls are using the connection: streams open, or waiting for a slot.
   var hasStreams: Bool { self.openStreams > 0 || !self.waiting.isEmpty }
 
-  /// Whether the connection went down under calls without a GOAWAY from the server or a close
-  /// the client chose (the transport letting it go): it broke, and the transport reconnects.
-  /// A client close that sent a GOAWAY (a connection error, a keepalive timeout) or that
-  /// follows an error is a break.
+  /// Whether the connection, once established, went down under calls without a GOAWAY from the
+  /// server or a close the client chose (the transport letting it go): it broke, and the
+  /// transport reconnects. A client close that sent a GOAWAY (a connection error, a keepalive
+  /// timeout) or that follows an error is a break.
   var brokeUnderCalls: Bool {
     let clientLetItGo = self.closedByClient && !self.sentGoAway && self.connectionError == nil
-    return self.isDown && self.hadStreamsWhenDown && self.lastGoAway == nil && !clientLetItGo
+    return self.established && self.isDown && self.hadStreamsWhenDown && self.lastGoAway == nil && !clientLetItGo
   }
 
   /// Whether the stream `streamID` (`nil`: it never got one) never wrote its HEADERS to the

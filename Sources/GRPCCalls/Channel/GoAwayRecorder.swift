@@ -29,18 +29,10 @@ final class GoAwayRecorder: ChannelInboundHandler, RemovableChannelHandler {
   let record: ConnectionRecord
   /// Told of each GOAWAY, on the connection's event loop.
   private let onGoAway: (@Sendable (GoAway) -> Void)?
-  /// Told when the connection, once established, broke under calls
-  /// (``ConnectionRecord/brokeUnderCalls``).
-  private let onBroken: (@Sendable () -> Void)?
 
-  init(
-    record: ConnectionRecord,
-    onGoAway: (@Sendable (GoAway) -> Void)? = nil,
-    onBroken: (@Sendable () -> Void)? = nil
-  ) {
+  init(record: ConnectionRecord, onGoAway: (@Sendable (GoAway) -> Void)? = nil) {
     self.record = record
     self.onGoAway = onGoAway
-    self.onBroken = onBroken
   }
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -66,13 +58,6 @@ final class GoAwayRecorder: ChannelInboundHandler, RemovableChannelHandler {
     context.fireChannelRead(data)
   }
 
-  func channelInactive(context: ChannelHandlerContext) {
-    if self.record.established, self.record.brokeUnderCalls {
-      self.onBroken?()
-    }
-    context.fireChannelInactive()
-  }
-
   func errorCaught(context: ChannelHandlerContext, error: any Error) {
     // The transport closes the connection on any error here; the calls it ends learn why.
     if self.record.connectionError == nil {
@@ -84,16 +69,12 @@ final class GoAwayRecorder: ChannelInboundHandler, RemovableChannelHandler {
   /// Adds a recorder just after the channel's HTTP/2 handler, and a ``SentStreamsTracker`` just
   /// before it, sharing one ``ConnectionRecord``, which it returns.
   @discardableResult
-  static func install(
-    on channel: any Channel,
-    onGoAway: (@Sendable (GoAway) -> Void)?,
-    onBroken: (@Sendable () -> Void)? = nil
-  ) throws -> ConnectionRecord {
+  static func install(on channel: any Channel, onGoAway: (@Sendable (GoAway) -> Void)?) throws -> ConnectionRecord {
     let pipeline = channel.pipeline.syncOperations
     let http2 = try pipeline.handler(type: NIOHTTP2Handler.self)
     let record = ConnectionRecord()
     try pipeline.addHandler(SentStreamsTracker(record: record), position: .before(http2))
-    try pipeline.addHandler(Self(record: record, onGoAway: onGoAway, onBroken: onBroken), position: .after(http2))
+    try pipeline.addHandler(Self(record: record, onGoAway: onGoAway), position: .after(http2))
     return record
   }
 }

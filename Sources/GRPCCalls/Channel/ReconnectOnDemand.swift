@@ -11,7 +11,7 @@ internal import GRPCNIOTransportHTTP2Posix
 ///
 /// So the resolver the transport gets is push-based, and the transport never asks it again: it
 /// answers once at the start, and then whenever the transport would have asked, except for an
-/// idle connection's GOAWAY. ``GoAwayRecorder`` tells it when:
+/// idle connection's GOAWAY. ``GoAwayRecorder`` and each connection's close tell it when:
 /// - the first GOAWAY comes to a connection that calls are using (a maximum connection age):
 ///   the balancer opens the successor they need while they finish;
 /// - a connection with calls on it broke (no GOAWAY, no close the client chose): the
@@ -47,19 +47,20 @@ final class ReconnectOnDemand: Sendable {
     }
   }
 
-  /// A connection broke under calls (``ConnectionRecord/brokeUnderCalls``): the transport
-  /// reconnects, and the names may have changed.
-  func connectionBroke() {
-    self.request()
-  }
-
-  /// A connection attempt failed before the server's SETTINGS came.
-  func attemptFailed() {
-    let stale = self.state.withLock { state in
-      defer { state.stale = false }
-      return state.stale
+  /// A connection closed, on its event loop, with what its handlers learnt. One that broke
+  /// under calls (``ConnectionRecord/brokeUnderCalls``) is reconnected by the transport, and the
+  /// names may have changed; an attempt that failed before the server's SETTINGS resolves them
+  /// again if a GOAWAY was let pass.
+  func connectionEnded(_ record: ConnectionRecord) {
+    if record.brokeUnderCalls {
+      self.request()
+    } else if !record.established {
+      let stale = self.state.withLock { state in
+        defer { state.stale = false }
+        return state.stale
+      }
+      if stale { self.request() }
     }
-    if stale { self.request() }
   }
 
   /// Asks the resolver for a new result.

@@ -97,11 +97,16 @@ extension InteropClient {
       call.requestHeaders.addString("1", forKey: RichErrorCase.askKey)
       call.start()
     }
-    for (method, recorder) in [("UnaryCall", unaryRecorder as any LegacyEnd), ("StreamingOutputCall", streamingRecorder)] {
-      try await recorder.expectEnd(.resourceExhausted, message: nil)
-      let error = recorder.error.map { $0 as NSError }
-      try Self.checkRichStatus(try error?.googleRPCStatus(), code: recorder.error?.code, message: error?.localizedDescription, method)
-    }
+    try await Self.checkLegacyRichStatus(unaryRecorder, "UnaryCall")
+    try await Self.checkLegacyRichStatus(streamingRecorder, "StreamingOutputCall")
     try self.check(streamingRecorder.responses.count == 1, "StreamingOutputCall: expected 1 response, got \(streamingRecorder.responses.count)")
+  }
+
+  /// Waits for the v1 call's end and checks its error, bridged to `NSError`, as
+  /// ``checkRichStatus(_:code:message:_:)`` does.
+  private static func checkLegacyRichStatus<Response>(_ recorder: LegacyRecorder<Response>, _ call: String) async throws {
+    try await recorder.expectEnd(.resourceExhausted)
+    let error = recorder.error.map { $0 as NSError }
+    try Self.checkRichStatus(try error?.googleRPCStatus(), code: recorder.error?.code, message: error?.localizedDescription, call)
   }
 }

@@ -3,7 +3,7 @@ public import GRPCCore
 
 /// Records what a v1 (GRPCLegacy) call's handler gets: responses, then one end, and whether
 /// anything came after the end.
-public final class LegacyRecorder<Response: Sendable>: LegacyEnd, Sendable {
+public final class LegacyRecorder<Response: Sendable>: Sendable {
   private let state = LockedValue(State())
   private let onResponse: (@Sendable (Int) -> Void)?
 
@@ -89,10 +89,4 @@ public final class LegacyRecorder<Response: Sendable>: LegacyEnd, Sendable {
       }
     }
   }
-}
-
-/// The end of a v1 call, whatever its response type.
-public protocol LegacyEnd: Sendable {
-  var error: GRPCError? { get }
-  func expectEnd(_ code: RPCError.Code?, message: String?) async throws
 }
