@@ -66,6 +66,8 @@ let package = Package(
         .target(name: "GRPCCallsInput"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
+        // RetryInfo in a rich status, which retries and the token refresh wait for.
+        .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         .product(name: "NIOCore", package: "swift-nio"),

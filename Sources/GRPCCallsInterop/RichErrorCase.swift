@@ -9,13 +9,17 @@ public enum RichErrorCase {
   /// The request metadata that asks for ``status``.
   public static let askKey = "x-grpc-calls-rich-status"
 
+  /// The delay of the status's `RetryInfo`: a retry policy for `RESOURCE_EXHAUSTED` waits this
+  /// long before it tries again.
+  public static let retryDelay = Duration.seconds(2)
+
   /// What the server fails the call with.
   public static let status = GoogleRPCStatus(
     code: .resourceExhausted,
     message: "out of stock",
     details: [
       .errorInfo(ErrorDetails.ErrorInfo(reason: "STOCKOUT", domain: "example.com", metadata: ["sku": "42"])),
-      .retryInfo(ErrorDetails.RetryInfo(delay: .seconds(2))),
+      .retryInfo(ErrorDetails.RetryInfo(delay: Self.retryDelay)),
     ]
   )
 }

@@ -46,12 +46,16 @@ struct TokenRefreshInterceptorTests {
     _ server: TestServer,
     factory: GRPCTokenRefreshInterceptorFactory,
     safety: GRPCCallSafety = .default,
-    requiring token: String? = nil
+    requiring token: String? = nil,
+    retryDelayMilliseconds: Int? = nil
   ) async throws -> CallRecorder.Close {
     var options = server.options
     options.interceptorFactories = [factory]
     if let token {
       options.initialMetadata.addString("Bearer \(token)", forKey: InteropServerRecorder.requiredAuthorizationKey)
+    }
+    if let retryDelayMilliseconds {
+      options.initialMetadata.addString("\(retryDelayMilliseconds)", forKey: InteropServerRecorder.retryDelayKey)
     }
     let request = try InteropRequests.unary(responseBytes: 10)
     return try await server.complete("UnaryCall", request, options: options, safety: safety).close
@@ -112,6 +116,26 @@ struct TokenRefreshInterceptorTests {
       #expect(try await Self.unary(server, factory: factory, requiring: "t3").error == nil)
       #expect(source.fetches == 3)
       #expect(Self.tokens(server).suffix(2) == ["Bearer t2", "Bearer t3"])
+    }
+  }
+
+  @Test("UNAUTHENTICATED with RetryInfo: the retry waits the server's delay before it asks for a token")
+  func retryWaitsForRetryInfo() async throws {
+    try await withTestServer { server in
+      let source = Source()
+      let factory = source.factory()
+      #expect(try await Self.unary(server, factory: factory, requiring: "t1").error == nil)
+      let close = try await Self.unary(
+        server,
+        factory: factory,
+        safety: .idempotent,
+        requiring: "t2",
+        retryDelayMilliseconds: 800
+      )
+      #expect(close.error == nil)
+      #expect(Self.tokens(server) == ["Bearer t1", "Bearer t1", "Bearer t2"])
+      let arrivals = server.recorder.rpcs.map(\.arrival)
+      #expect(arrivals[2] - arrivals[1] >= .milliseconds(800))
     }
   }
 

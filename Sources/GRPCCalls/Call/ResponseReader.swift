@@ -19,7 +19,7 @@ struct ResponseReader {
       contents = accepted
     case .failure(let rejected):
       // Trailers-only: the server answered with a status and no headers.
-      return self.failure(rejected, headers: [:])
+      return self.failure(RetryInfoPushback.removed(from: rejected), headers: [:])
     }
 
     self.runner.deliver(initialMetadata: contents.metadata)

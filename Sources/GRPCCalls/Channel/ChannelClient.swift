@@ -45,7 +45,7 @@ struct TransportChannelClient<Transport: ClientTransport>: ChannelClient {
 
   init(transport: Transport) {
     self.transport = transport
-    self.client = GRPCClient(transport: transport)
+    self.client = GRPCClient(transport: transport, interceptors: [RetryInfoPushback()])
   }
 
   func runConnections() async throws {

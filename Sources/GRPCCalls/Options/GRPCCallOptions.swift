@@ -77,6 +77,10 @@ public struct GRPCCallOptions: Sendable {
 
   /// How the core retries or hedges the call; `nil` (the default) tries once.
   ///
+  /// A failed attempt whose server asked for a delay (the `RetryInfo` of a rich status, or the
+  /// `grpc-retry-pushback-ms` trailer; see ``GRPCError/serverRetryDelay``) is followed by the
+  /// next one after that delay rather than the policy's backoff.
+  ///
   /// Applies only while ``enableRetry`` is on. An invalid policy fails the call with
   /// `INVALID_ARGUMENT`.
   public var executionPolicy: GRPCExecutionPolicy?

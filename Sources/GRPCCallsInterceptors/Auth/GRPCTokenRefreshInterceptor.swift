@@ -28,6 +28,8 @@ public final class GRPCTokenRefreshInterceptor: GRPCInterceptor, @unchecked Send
   private var finished = false
   private var demand = 0
   private var retried = false
+  /// The token's fetch (after the server's retry delay, in a retry), cancelled with the call.
+  private var fetch: Task<Void, Never>?
   /// Whether anything of the response went up: a retry would then show the application two
   /// answers.
   private var answered = false
@@ -79,6 +81,7 @@ public final class GRPCTokenRefreshInterceptor: GRPCInterceptor, @unchecked Send
 
   public override func cancel() {
     self.phase = .closed
+    self.fetch?.cancel()
     super.cancel()
   }
 
@@ -99,7 +102,8 @@ public final class GRPCTokenRefreshInterceptor: GRPCInterceptor, @unchecked Send
         self.retried = true
         self.phase = .waiting
         self.manager.resetNextInterceptor()
-        self.fetchToken()
+        // A server that says when to come back (RetryInfo, pushback) is not asked sooner.
+        self.fetchToken(after: error.serverRetryDelay)
         return
       }
     }
@@ -109,11 +113,14 @@ public final class GRPCTokenRefreshInterceptor: GRPCInterceptor, @unchecked Send
 
   // MARK: The token
 
-  private func fetchToken() {
+  private func fetchToken(after delay: Duration? = nil) {
     let cache = self.cache
-    Task {
+    self.fetch = Task {
       let result: Result<GRPCAccessToken, any Error>
       do {
+        if let delay {
+          try await Task.sleep(for: delay)
+        }
         result = .success(try await cache.token())
       } catch {
         result = .failure(error)

@@ -33,7 +33,8 @@ public struct GRPCTokenRefreshInterceptorFactory: GRPCInterceptorFactory {
     /// token that expires on the way.
     public var refreshMargin: TimeInterval
     /// Whether an idempotent or cacheable call that fails with `UNAUTHENTICATED` is retried once
-    /// with a fresh token.
+    /// with a fresh token: after the delay the server asked for, if it did
+    /// (``GRPCCalls/GRPCError/serverRetryDelay``), else at once.
     public var retriesUnauthenticated: Bool
     /// The metadata key the token goes in.
     public var metadataKey: String

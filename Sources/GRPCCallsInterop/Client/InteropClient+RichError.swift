@@ -52,6 +52,24 @@ extension InteropClient {
     streaming.finish()
     try Self.checkRichStatus(try await self.expectClose(recorder, code: .resourceExhausted).error, "StreamingOutputCall")
     try self.check(recorder.messages.count == 1, "StreamingOutputCall: expected 1 response, got \(recorder.messages.count)")
+    try await self.richErrorRetry()
+  }
+
+  /// A retry policy for the status waits as long as its `RetryInfo` asks before it tries again.
+  private func richErrorRetry() async throws {
+    var options = self.richErrorOptions
+    options.executionPolicy = .retry(
+      GRPCRetryPolicy(maxAttempts: 2, initialBackoff: 0.01, maxBackoff: 0.02, retryableStatusCodes: [.resourceExhausted])
+    )
+    let started = ContinuousClock.now
+    let (call, recorder) = try self.makeCall("UnaryCall", options: options)
+    call.start()
+    call.writeData(try Self.bytes(Grpc_Testing_SimpleRequest()))
+    call.finish()
+    try Self.checkRichStatus(try await self.expectClose(recorder, code: .resourceExhausted).error, "UnaryCall, retried")
+    let waited = ContinuousClock.now - started
+    let asked = RichErrorCase.retryDelay
+    try self.check(waited >= asked, "UnaryCall, retried: the retry came after \(waited), not the \(asked) RetryInfo asks for")
   }
 
   /// The generated client's callback methods.

@@ -14,6 +14,8 @@ public final class InteropServerRecorder: Sendable {
     public var metadata: Metadata
     /// The client's address, `ipv4:127.0.0.1:54321`: one value per connection.
     public var peer: String
+    /// When the handler saw it.
+    public var arrival: ContinuousClock.Instant
   }
 
   private struct State {
@@ -39,6 +41,11 @@ public final class InteropServerRecorder: Sendable {
   /// it with another (or no) `authorization` fails with UNAUTHENTICATED, as a server does when a
   /// token was revoked or rotated, so tests can exercise token refresh.
   public static let requiredAuthorizationKey = "x-grpc-calls-required-authorization"
+
+  /// Request metadata, in milliseconds: the failures that ``failAttemptsKey`` and
+  /// ``requiredAuthorizationKey`` ask for carry a rich status whose `RetryInfo` asks the client
+  /// to wait this long, as servers that send rich errors do.
+  public static let retryDelayKey = "x-grpc-calls-retry-delay-ms"
 
   public init() {}
 
@@ -180,7 +187,8 @@ public final class InteropServerRecorder: Sendable {
     let rpc = ReceivedRPC(
       method: context.descriptor.fullyQualifiedMethod,
       metadata: metadata,
-      peer: context.remotePeer
+      peer: context.remotePeer,
+      arrival: .now
     )
     self.state.withLock { $0.rpcs.append(rpc) }
   }

@@ -23,14 +23,14 @@ extension InteropTestService {
     if let required = metadata[stringValues: InteropServerRecorder.requiredAuthorizationKey].first(where: { _ in true }),
       !metadata[stringValues: "authorization"].contains(required)
     {
-      throw RPCError(code: .unauthenticated, message: "The access token is not valid (any more)")
+      throw Self.failure(.unauthenticated, "The access token is not valid (any more)", metadata)
     }
     if let value = metadata[stringValues: InteropServerRecorder.failAttemptsKey].first(where: { _ in true }) {
       let parts = value.split(separator: "/", maxSplits: 1)
       if parts.count == 2, let failures = Int(parts[0]) {
         let attempt = self.recorder.countAttempt(String(parts[1]))
         if attempt <= failures {
-          throw RPCError(code: .unavailable, message: "attempt \(attempt) fails on purpose")
+          throw Self.failure(.unavailable, "attempt \(attempt) fails on purpose", metadata)
         }
       }
     }
@@ -47,6 +47,16 @@ extension InteropTestService {
       }
     }
     return echo
+  }
+
+  /// A failure `begin` throws: with a rich status whose `RetryInfo` holds the delay that
+  /// ``InteropServerRecorder/retryDelayKey`` asks for, if it does.
+  private static func failure(_ code: RPCError.Code, _ message: String, _ metadata: Metadata) -> any Error {
+    guard let text = metadata[stringValues: InteropServerRecorder.retryDelayKey].first(where: { _ in true }),
+      let milliseconds = Int64(text)
+    else { return RPCError(code: code, message: message) }
+    let details = [ErrorDetails.retryInfo(ErrorDetails.RetryInfo(delay: .milliseconds(milliseconds)))]
+    return GoogleRPCStatus(code: code, message: message, details: details)
   }
 
   /// The one request message of a unary-request method.

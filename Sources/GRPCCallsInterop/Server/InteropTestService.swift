@@ -31,10 +31,12 @@ struct InteropTestService: Grpc_Testing_TestService.StreamingServiceProtocol {
   ) async throws -> StreamingServerResponse<Grpc_Testing_SimpleResponse> {
     let echo = try self.begin(request.metadata, context)
     let message = try await Self.single(request.messages)
+    // Before the headers, so trailers-only, as grpcio and grpc-go answer it: a retry policy
+    // sees a rejected attempt it may retry.
+    try Self.failRichIfAsked(request.metadata)
     return StreamingServerResponse(metadata: echo.initial) { writer in
       try Self.checkCompression(expected: message.expectCompressed.value, request.metadata)
       try Self.failIfAsked(message.responseStatus, trailers: echo.trailing)
-      try Self.failRichIfAsked(request.metadata)
       var response = Grpc_Testing_SimpleResponse()
       response.payload = Self.payload(size: message.responseSize)
       try await writer.write(response)

@@ -33,6 +33,28 @@ struct ChannelOptionsTests {
     }
   }
 
+  @Test("retry: each backoff is the delay of the server's RetryInfo; the application sees the server's trailers")
+  func retryWaitsForRetryInfo() async throws {
+    try await withTestServer { server in
+      let (close, attempts) = try await Self.flakyUnary(server, failures: 3) {
+        $0.executionPolicy = .retry(GRPCRetryPolicy(maxAttempts: 3, initialBackoff: 0.01, maxBackoff: 0.02))
+        $0.initialMetadata.addString("700", forKey: InteropServerRecorder.retryDelayKey)
+      }
+      #expect(attempts == 3)
+      let error = try #require(close.error)
+      #expect(error.code == .unavailable && error.message == "attempt 3 fails on purpose")
+      #expect(error.serverRetryDelay == .milliseconds(700))
+      let keys = Set(error.trailers.map(\.key))
+      #expect(keys.contains("grpc-status-details-bin"))
+      #expect(!keys.contains { $0.contains("pushback") }, "\(keys)")
+      let arrivals = server.recorder.rpcs.filter { $0.method.hasSuffix("/UnaryCall") }.map(\.arrival)
+      try #require(arrivals.count == 3)
+      for (earlier, later) in zip(arrivals, arrivals.dropFirst()) {
+        #expect(later - earlier >= .milliseconds(700))
+      }
+    }
+  }
+
   @Test("retry off (enableRetry = false, or grpc.enable_retries = 0): one attempt, UNAVAILABLE")
   func retryDisabled() async throws {
     try await withTestServer { server in
