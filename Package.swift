@@ -17,6 +17,8 @@ let package = Package(
     .library(name: "GRPCCallsInterop", targets: ["GRPCCallsInterop"]),
     .library(name: "GRPCLegacy", targets: ["GRPCLegacy"]),
     .library(name: "GRPCCallsInterceptors", targets: ["GRPCCallsInterceptors"]),
+    // A client of the standard health service, grpc.health.v1.Health.
+    .library(name: "GRPCCallsHealth", targets: ["GRPCCallsHealth"]),
     // Real peers and network faults for the tests of apps that make gRPC calls.
     .library(name: "GRPCCallsTestSupport", targets: ["GRPCCallsTestSupport"]),
     .executable(name: "grpc-calls", targets: ["grpc-calls"]),
@@ -114,6 +116,16 @@ let package = Package(
       swiftSettings: swiftSettings
     ),
     .target(
+      name: "GRPCCallsHealth",
+      dependencies: [
+        .target(name: "GRPCCalls"),
+        .target(name: "GRPCProtoCalls"),
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    .target(
       name: "GRPCCallsCodeGen",
       dependencies: [
         .product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf"),
@@ -141,6 +153,8 @@ let package = Package(
       dependencies: [
         .target(name: "GRPCCalls"),
         .target(name: "GRPCProtoCalls"),
+        // The interop case `health`, and the health service of the interop server.
+        .target(name: "GRPCCallsHealth"),
         .target(name: "GRPCLegacy"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
@@ -235,6 +249,17 @@ let package = Package(
         .product(name: "NIOHTTP2", package: "swift-nio-http2"),
         .product(name: "NIOHPACK", package: "swift-nio-http2"),
         .product(name: "PropertyBased", package: "swift-property-based"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "GRPCCallsHealthTests",
+      dependencies: [
+        .target(name: "GRPCCallsHealth"),
+        .target(name: "GRPCCalls"),
+        .target(name: "GRPCCallsInterop"),
+        .target(name: "GRPCCallsTestSupport"),
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
       ],
       swiftSettings: swiftSettings
     ),

@@ -16,6 +16,8 @@ let package = Package(
   dependencies: [
     .package(name: "grpc-calls", path: ".."),
     .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
+    // GRPCCore's Metadata: the headers and trailers of a call.
+    .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
   ],
   targets: [
     .executableTarget(
@@ -23,6 +25,7 @@ let package = Package(
       dependencies: [
         .product(name: "GRPCCalls", package: "grpc-calls"),
         .product(name: "GRPCProtoCalls", package: "grpc-calls"),
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)],

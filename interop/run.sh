@@ -11,8 +11,8 @@
 #  3. grpc-calls interop against our own server, `grpc-calls serve`;
 #  4. the grpcio client against `grpc-calls serve`, to show our test server is a faithful peer.
 #
-# Creates a virtual environment (.venv-interop, kept out of git) with grpcio, grpcio-tools and
-# grpcio-status.
+# Creates a virtual environment (.venv-interop, kept out of git) with grpcio, grpcio-tools,
+# grpcio-status and grpcio-health-checking.
 # Exits non-zero if any case fails. Usage: interop/run.sh [path/to/grpc-calls]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,7 +28,8 @@ venv="$root/.venv-interop"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
-"$venv/bin/pip" install --quiet --disable-pip-version-check grpcio grpcio-tools grpcio-status
+"$venv/bin/pip" install --quiet --disable-pip-version-check grpcio grpcio-tools grpcio-status \
+  grpcio-health-checking
 python="$venv/bin/python"
 "$python" -c 'import grpc; print("grpcio", grpc.__version__)'
 

@@ -1,48 +1,90 @@
 #!/usr/bin/env bash
-# Generates the interop TestService client with this package's own protoc plugin,
-# protoc-gen-grpc-calls, into Sources/GRPCCallsInterop/GeneratedClient (committed).
+# Generates the committed code that this package's own protoc plugin, protoc-gen-grpc-calls,
+# writes (with protoc-gen-swift for messages where a module needs them):
 #
-# The plugin builds in seconds (it is part of this package), so CI regenerates into a temp
+#  - the interop TestService client, into Sources/GRPCCallsInterop/GeneratedClient;
+#  - the standard health service (Protos/grpc/health/v1/health.proto), messages and client,
+#    into Sources/GRPCCallsHealth/Generated, and its messages alone into
+#    Sources/GRPCCallsInterop/GeneratedHealth (for the interop server's health service).
+#
+# Both plugins build in seconds from this package's dependencies, so CI regenerates into a temp
 # dir and diffs: `scripts/generate-grpc-calls.sh --check`. That run also proves protoc drives
-# the plugin; the package build compiles what it wrote.
+# the plugins; the package build compiles what they wrote.
 #
-# ShortServiceNames: the module also holds grpc-swift-2's generated server code, whose
-# `Grpc_Testing_TestService` namespace the default names would collide with.
+# ShortServiceNames for TestService: its module also holds grpc-swift-2's generated server
+# code, whose `Grpc_Testing_TestService` namespace the default names would collide with.
 #
 # Usage: scripts/generate-grpc-calls.sh [--check]
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-committed="$root/Sources/GRPCCallsInterop/GeneratedClient"
 command -v protoc >/dev/null || { echo "protoc not found: apt-get install -y protobuf-compiler" >&2; exit 1; }
 
 swift build --package-path "$root" --product protoc-gen-grpc-calls >&2
-plugin="$(swift build --package-path "$root" --show-bin-path)/protoc-gen-grpc-calls"
+swift build --package-path "$root" --product protoc-gen-swift >&2
+bin="$(swift build --package-path "$root" --show-bin-path)"
 
-generate() {
+# Each job: the committed directory, relative to the root, and what writes it.
+interop_client() {
   local out="$1"
-  mkdir -p "$out"
   (
     cd "$root/Protos"
-    protoc --plugin=protoc-gen-grpc-calls="$plugin" --grpc-calls_out="$out" \
+    protoc --plugin=protoc-gen-grpc-calls="$bin/protoc-gen-grpc-calls" --grpc-calls_out="$out" \
       --grpc-calls_opt=Visibility=Public \
       --grpc-calls_opt=ShortServiceNames=true \
+      --grpc-calls_opt=FileNaming=DropPath \
       src/proto/grpc/testing/test.proto
   )
-  mv "$out/src/proto/grpc/testing/test.grpc-calls.swift" "$out/test.grpc-calls.swift"
-  rm -rf "$out/src"
 }
 
-if [ "${1:-}" = "--check" ]; then
-  tmp="$(mktemp -d)"
-  trap 'rm -rf "$tmp"' EXIT
-  generate "$tmp"
-  if ! diff -u "$committed/test.grpc-calls.swift" "$tmp/test.grpc-calls.swift"; then
-    echo "the generated TestService client is stale: run scripts/generate-grpc-calls.sh" >&2
-    exit 1
+health() {
+  local out="$1"
+  (
+    cd "$root/Protos"
+    protoc --plugin=protoc-gen-swift="$bin/protoc-gen-swift" --swift_out="$out" \
+      --swift_opt=FileNaming=DropPath --swift_opt=UseAccessLevelOnImports=true \
+      --plugin=protoc-gen-grpc-calls="$bin/protoc-gen-grpc-calls" --grpc-calls_out="$out" \
+      --grpc-calls_opt=FileNaming=DropPath --grpc-calls_opt=NoV1Compatibility \
+      grpc/health/v1/health.proto
+  )
+}
+
+# The interop server's health service: the messages again, internal to its module, so that
+# neither module's public interface carries types an app may generate itself.
+health_messages() {
+  local out="$1"
+  (
+    cd "$root/Protos"
+    protoc --plugin=protoc-gen-swift="$bin/protoc-gen-swift" --swift_out="$out" \
+      --swift_opt=FileNaming=DropPath --swift_opt=UseAccessLevelOnImports=true \
+      grpc/health/v1/health.proto
+  )
+}
+
+jobs=(
+  "Sources/GRPCCallsInterop/GeneratedClient interop_client"
+  "Sources/GRPCCallsHealth/Generated health"
+  "Sources/GRPCCallsInterop/GeneratedHealth health_messages"
+)
+
+status=0
+for job in "${jobs[@]}"; do
+  read -r committed generate <<<"$job"
+  if [ "${1:-}" = "--check" ]; then
+    tmp="$(mktemp -d)"
+    "$generate" "$tmp"
+    if ! diff -ru "$root/$committed" "$tmp"; then
+      echo "$committed is stale: run scripts/generate-grpc-calls.sh" >&2
+      status=1
+    else
+      echo "$committed is current (protoc-gen-grpc-calls)"
+    fi
+    rm -rf "$tmp"
+  else
+    rm -rf "${root:?}/$committed"
+    mkdir -p "$root/$committed"
+    "$generate" "$root/$committed"
+    echo "generated into $committed" >&2
   fi
-  echo "generated TestService client is current (protoc-gen-grpc-calls)"
-else
-  generate "$committed"
-  echo "generated into $committed" >&2
-fi
+done
+exit "$status"

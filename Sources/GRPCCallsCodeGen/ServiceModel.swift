@@ -22,6 +22,10 @@ public struct ServiceModel: Sendable, Equatable {
     public var serverStreaming: Bool
     /// The proto comments as `///` lines, or empty.
     public var comments: String
+    /// The async function of a unary-response method that also returns the headers and
+    /// trailers: `unaryCallResponse`, or `unaryCallWithMetadata` when the service has a method
+    /// of that name already.
+    public var metadataFunctionName: String
 
     /// The v1 method that returns the call unstarted, e.g. `rpcToUnaryCall`.
     public var v1CallName: String { "rpcTo" + NamingUtils.toUpperCamelCase(self.protoName) }
@@ -45,15 +49,18 @@ public struct ServiceModel: Sendable, Equatable {
     let prefix = shortName ? "" : namer.typePrefix(forFile: service.file)
     self.typeName = prefix.isEmpty ? SwiftNames.typeBaseName(service.name) : prefix + NamingUtils.toUpperCamelCase(service.name)
     self.comments = service.protoSourceComments()
+    let names = Set(service.methods.map { NamingUtils.toLowerCamelCase($0.name) })
     self.methods = service.methods.map { method in
-      Method(
+      let name = NamingUtils.toLowerCamelCase(method.name)
+      return Method(
         protoName: method.name,
         swiftName: SwiftNames.functionName(method.name),
         requestType: namer.fullName(message: method.inputType),
         responseType: namer.fullName(message: method.outputType),
         clientStreaming: method.clientStreaming,
         serverStreaming: method.serverStreaming,
-        comments: method.protoSourceComments()
+        comments: method.protoSourceComments(),
+        metadataFunctionName: names.contains(name + "Response") ? name + "WithMetadata" : name + "Response"
       )
     }
   }

@@ -128,6 +128,10 @@ struct ServiceRenderer {
         if index > 0 { out.blankLine() }
         out.comments(method.comments)
         self.renderAsyncMethod(method, into: &out)
+        if !method.serverStreaming {
+          out.blankLine()
+          self.renderAsyncMetadataMethod(method, into: &out)
+        }
       }
     }
     out.line("}")
@@ -181,6 +185,35 @@ struct ServiceRenderer {
         ["requestType: \(request).self", "responseType: \(response).self"],
         trailing: "requests: requests,\nbody: body"
       )
+    }
+    out.line("}")
+  }
+
+  /// The unary-response method that returns the response with its headers and trailers (a
+  /// streamed response has them on its `GRPCResponseStream`).
+  private func renderAsyncMetadataMethod(_ method: ServiceModel.Method, into out: inout CodeWriter) {
+    let request = method.requestType
+    let response = method.responseType
+    let plain = method.swiftName.replacingOccurrences(of: "`", with: "")
+    out.line("/// `\(plain)` that also returns the response headers and trailers.")
+    out.line("\(self.access) func \(method.metadataFunctionName)(")
+    out.indented { out in
+      if method.clientStreaming {
+        out.line("callOptions: GRPCCallOptions? = nil,")
+        out.line("requests: (GRPCRequestWriter<\(request)>) async throws -> Void")
+      } else {
+        out.line("_ request: \(request),")
+        out.line("callOptions: GRPCCallOptions? = nil")
+      }
+    }
+    out.line(") async throws -> GRPCResponse<\(response)> {")
+    if method.clientStreaming {
+      self.call(
+        into: &out, "clientStreamingResponse", method,
+        ["requestType: \(request).self", "responseType: \(response).self"], trailing: "requests: requests"
+      )
+    } else {
+      self.call(into: &out, "unaryResponse", method, ["request: request", "responseType: \(response).self"])
     }
     out.line("}")
   }

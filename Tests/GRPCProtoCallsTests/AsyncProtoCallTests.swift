@@ -208,3 +208,65 @@ struct AsyncProtoCallTests {
     }
   }
 }
+
+@Suite("Generated async methods: typed response with headers and trailers")
+struct AsyncMetadataTests {
+  /// Call options asking the server to echo `tag` in its headers and trailers.
+  static func echoing(_ server: TestServer, _ tag: String) -> GRPCCallOptions {
+    var options = server.options
+    options.initialMetadata.addString(tag, forKey: "x-grpc-test-echo-initial")
+    options.initialMetadata.addBinary(Array(tag.utf8), forKey: "x-grpc-test-echo-trailing-bin")
+    return options
+  }
+
+  static func client(_ server: TestServer) -> TestService {
+    TestService(host: server.server.target, callOptions: server.options, channelPool: server.pool)
+  }
+
+  @Test("unaryCallResponse: the message, the server's headers and its trailers")
+  func unary() async throws {
+    try await withTestServer { server in
+      let response = try await Self.client(server).unaryCallResponse(
+        try unaryRequest(responseBytes: 16),
+        callOptions: Self.echoing(server, "unary")
+      )
+      #expect(try response.message.serializedData().count == 16)
+      #expect(Array(response.metadata[stringValues: "x-grpc-test-echo-initial"]) == ["unary"])
+      #expect(Array(response.trailers[binaryValues: "x-grpc-test-echo-trailing-bin"]) == [Array("unary".utf8)])
+    }
+  }
+
+  @Test("streamingInputCallResponse: the aggregate, the server's headers and its trailers")
+  func clientStreaming() async throws {
+    try await withTestServer { server in
+      let response = try await Self.client(server).streamingInputCallResponse(
+        callOptions: Self.echoing(server, "upload")
+      ) { writer in
+        for size in [3, 5] {
+          var request = Grpc_Testing_StreamingInputCallRequest()
+          request.payload.body = Data(count: size)
+          try await writer.write(request)
+        }
+      }
+      #expect(response.message.aggregatedPayloadSize == 8)
+      #expect(Array(response.metadata[stringValues: "x-grpc-test-echo-initial"]) == ["upload"])
+      #expect(Array(response.trailers[binaryValues: "x-grpc-test-echo-trailing-bin"]) == [Array("upload".utf8)])
+    }
+  }
+
+  @Test("a failed call still throws the GRPCError, with the server's trailers")
+  func failure() async throws {
+    try await withTestServer { server in
+      var request = Grpc_Testing_SimpleRequest()
+      request.responseStatus.code = 5
+      request.responseStatus.message = "missing"
+      await #expect {
+        try await Self.client(server).unaryCallResponse(request, callOptions: Self.echoing(server, "lost"))
+      } throws: { error in
+        guard let error = error as? GRPCError else { return false }
+        return error.code == .notFound
+          && Array(error.trailers[binaryValues: "x-grpc-test-echo-trailing-bin"]) == [Array("lost".utf8)]
+      }
+    }
+  }
+}

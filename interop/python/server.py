@@ -10,6 +10,10 @@ Test aids for grpc-calls' own tests: a request with x-grpc-calls-sleep-ms: N wai
 the RPC is cancelled) before the handler runs; with --events FILE, every RPC whose metadata has
 x-grpc-calls-test-id: ID appends "ID METHOD OUTCOME" to FILE when its handler returns (see Call).
 
+It also serves the standard health service (grpcio-health-checking), with "" and
+grpc.testing.TestService SERVING; a call with x-grpc-calls-set-health: SERVICE=STATUS sets that
+status first (STATUS: SERVING, NOT_SERVING or UNKNOWN), so tests can flip statuses.
+
 Usage: python server.py [--host 127.0.0.1] [--port 0] [--compress-responses] [--events FILE]
 Prints "listening on HOST:PORT" once it accepts connections (port 0 picks a free one).
 """
@@ -26,6 +30,7 @@ from concurrent import futures
 import grpc
 from google.protobuf import duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 
 import protos
@@ -316,6 +321,23 @@ class TestService(test_pb2_grpc.TestServiceServicer):
         context.abort(grpc.StatusCode.UNIMPLEMENTED, "UnimplementedCall is not implemented")
 
 
+SET_HEALTH = "x-grpc-calls-set-health"
+
+
+class SetHealth(grpc.ServerInterceptor):
+    """Applies x-grpc-calls-set-health: SERVICE=STATUS before any call is handled."""
+
+    def __init__(self, servicer):
+        self.servicer = servicer
+
+    def intercept_service(self, continuation, handler_call_details):
+        for key, value in handler_call_details.invocation_metadata or ():
+            if key == SET_HEALTH:
+                service, _, status = value.partition("=")
+                self.servicer.set(service, health_pb2.HealthCheckResponse.ServingStatus.Value(status))
+        return continuation(handler_call_details)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
@@ -335,8 +357,14 @@ def main():
     if args.events:
         EVENTS = Events(args.events)
 
+    # Blocking watchers (each Watch holds a worker thread): with grpcio 1.85's non-blocking
+    # ones, Check calls hung for good after a few watches had been set and cancelled.
+    health_servicer = health.HealthServicer(experimental_non_blocking=False)
+    for service in ("", "grpc.testing.TestService"):
+        health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=16),
+        interceptors=[SetHealth(health_servicer)],
         compression=grpc.Compression.Gzip if args.compress_responses else None,
         options=[
             ("grpc.max_send_message_length", 8 * 1024 * 1024),
@@ -344,6 +372,7 @@ def main():
         ],
     )
     test_pb2_grpc.add_TestServiceServicer_to_server(TestService(), server)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     port = server.add_insecure_port(f"{args.host}:{args.port}")
     if port == 0:
         sys.exit(f"could not bind {args.host}:{args.port}")

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import GRPCCalls
+import GRPCCore
 import GRPCProtoCalls
 import Synchronization
 
@@ -99,6 +100,14 @@ do {
   check("async GetFeature", feature.name == "Feature 7", feature.name)
   let empty = try await client.getFeature(point(100))
   check("async GetFeature, no feature", empty.name.isEmpty, "'\(empty.name)'")
+  // The same call with the server's headers and trailers beside the typed response.
+  let response = try await client.getFeatureResponse(point(7))
+  let headers: Metadata = response.metadata
+  check(
+    "async GetFeature with metadata",
+    response.message.name == "Feature 7" && headers[stringValues: "content-type"].contains { $0.hasPrefix("application/grpc") },
+    "\(response.message.name), \(headers)"
+  )
 
   let names = try await client.listFeatures(rectangle) { features in
     var names: [String] = []

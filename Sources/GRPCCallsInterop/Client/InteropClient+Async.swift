@@ -72,6 +72,8 @@ extension InteropClient {
       try await self.asyncCompression(testCase, service)
     case .richErrorDetails:
       try await self.asyncRichErrorDetails(service)
+    case .health:
+      try await self.health(callback: false)
     }
   }
 

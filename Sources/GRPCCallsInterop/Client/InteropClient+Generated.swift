@@ -128,6 +128,8 @@ extension InteropClient {
       try await self.generatedCompression(testCase, service)
     case .richErrorDetails:
       try await self.generatedRichErrorDetails(service)
+    case .health:
+      try await self.health(callback: true)
     }
   }
 

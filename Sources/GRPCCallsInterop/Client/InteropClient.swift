@@ -75,6 +75,7 @@ public struct InteropClient: Sendable {
     case .clientCompressedStreaming: try await self.clientCompressedStreaming()
     case .serverCompressedStreaming: try await self.serverCompressedStreaming()
     case .richErrorDetails: try await self.richErrorDetails()
+    case .health: try await self.rawHealthCheck()
     }
   }
 

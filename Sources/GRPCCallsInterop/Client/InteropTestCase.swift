@@ -1,5 +1,5 @@
 /// The standard interop client cases, named as in gRPC's interop test descriptions, and
-/// grpc-calls' own `rich_error_details` (``RichErrorCase``).
+/// grpc-calls' own `rich_error_details` (``RichErrorCase``) and `health`.
 public enum InteropTestCase: String, CaseIterable, Sendable {
   case emptyUnary = "empty_unary"
   case largeUnary = "large_unary"
@@ -21,6 +21,9 @@ public enum InteropTestCase: String, CaseIterable, Sendable {
   case serverCompressedStreaming = "server_compressed_streaming"
   /// Not one of gRPC's cases: a status with typed details (``RichErrorCase``).
   case richErrorDetails = "rich_error_details"
+  /// Not one of gRPC's cases: the standard health service, watched while statuses flip
+  /// (`GRPCHealthClient`; the callback face watches through its callback method).
+  case health = "health"
 }
 
 /// A check in an interop case that did not hold.

@@ -487,12 +487,38 @@ extension TestService {
     )
   }
 
+  /// `emptyCall` that also returns the response headers and trailers.
+  public func emptyCallResponse(
+    _ request: Grpc_Testing_Empty,
+    callOptions: GRPCCallOptions? = nil
+  ) async throws -> GRPCResponse<Grpc_Testing_Empty> {
+    try await self.unaryResponse(
+      method: "EmptyCall",
+      request: request,
+      responseType: Grpc_Testing_Empty.self,
+      callOptions: callOptions
+    )
+  }
+
   /// One request followed by one response.
   public func unaryCall(
     _ request: Grpc_Testing_SimpleRequest,
     callOptions: GRPCCallOptions? = nil
   ) async throws -> Grpc_Testing_SimpleResponse {
     try await self.unary(
+      method: "UnaryCall",
+      request: request,
+      responseType: Grpc_Testing_SimpleResponse.self,
+      callOptions: callOptions
+    )
+  }
+
+  /// `unaryCall` that also returns the response headers and trailers.
+  public func unaryCallResponse(
+    _ request: Grpc_Testing_SimpleRequest,
+    callOptions: GRPCCallOptions? = nil
+  ) async throws -> GRPCResponse<Grpc_Testing_SimpleResponse> {
+    try await self.unaryResponse(
       method: "UnaryCall",
       request: request,
       responseType: Grpc_Testing_SimpleResponse.self,
@@ -508,6 +534,19 @@ extension TestService {
     callOptions: GRPCCallOptions? = nil
   ) async throws -> Grpc_Testing_SimpleResponse {
     try await self.unary(
+      method: "CacheableUnaryCall",
+      request: request,
+      responseType: Grpc_Testing_SimpleResponse.self,
+      callOptions: callOptions
+    )
+  }
+
+  /// `cacheableUnaryCall` that also returns the response headers and trailers.
+  public func cacheableUnaryCallResponse(
+    _ request: Grpc_Testing_SimpleRequest,
+    callOptions: GRPCCallOptions? = nil
+  ) async throws -> GRPCResponse<Grpc_Testing_SimpleResponse> {
+    try await self.unaryResponse(
       method: "CacheableUnaryCall",
       request: request,
       responseType: Grpc_Testing_SimpleResponse.self,
@@ -538,6 +577,20 @@ extension TestService {
     requests: (GRPCRequestWriter<Grpc_Testing_StreamingInputCallRequest>) async throws -> Void
   ) async throws -> Grpc_Testing_StreamingInputCallResponse {
     try await self.clientStreaming(
+      method: "StreamingInputCall",
+      requestType: Grpc_Testing_StreamingInputCallRequest.self,
+      responseType: Grpc_Testing_StreamingInputCallResponse.self,
+      callOptions: callOptions,
+      requests: requests
+    )
+  }
+
+  /// `streamingInputCall` that also returns the response headers and trailers.
+  public func streamingInputCallResponse(
+    callOptions: GRPCCallOptions? = nil,
+    requests: (GRPCRequestWriter<Grpc_Testing_StreamingInputCallRequest>) async throws -> Void
+  ) async throws -> GRPCResponse<Grpc_Testing_StreamingInputCallResponse> {
+    try await self.clientStreamingResponse(
       method: "StreamingInputCall",
       requestType: Grpc_Testing_StreamingInputCallRequest.self,
       responseType: Grpc_Testing_StreamingInputCallResponse.self,
@@ -590,6 +643,19 @@ extension TestService {
     callOptions: GRPCCallOptions? = nil
   ) async throws -> Grpc_Testing_Empty {
     try await self.unary(
+      method: "UnimplementedCall",
+      request: request,
+      responseType: Grpc_Testing_Empty.self,
+      callOptions: callOptions
+    )
+  }
+
+  /// `unimplementedCall` that also returns the response headers and trailers.
+  public func unimplementedCallResponse(
+    _ request: Grpc_Testing_Empty,
+    callOptions: GRPCCallOptions? = nil
+  ) async throws -> GRPCResponse<Grpc_Testing_Empty> {
+    try await self.unaryResponse(
       method: "UnimplementedCall",
       request: request,
       responseType: Grpc_Testing_Empty.self,
@@ -686,6 +752,19 @@ extension UnimplementedService {
     callOptions: GRPCCallOptions? = nil
   ) async throws -> Grpc_Testing_Empty {
     try await self.unary(
+      method: "UnimplementedCall",
+      request: request,
+      responseType: Grpc_Testing_Empty.self,
+      callOptions: callOptions
+    )
+  }
+
+  /// `unimplementedCall` that also returns the response headers and trailers.
+  public func unimplementedCallResponse(
+    _ request: Grpc_Testing_Empty,
+    callOptions: GRPCCallOptions? = nil
+  ) async throws -> GRPCResponse<Grpc_Testing_Empty> {
+    try await self.unaryResponse(
       method: "UnimplementedCall",
       request: request,
       responseType: Grpc_Testing_Empty.self,
@@ -817,11 +896,37 @@ extension ReconnectService {
     )
   }
 
+  /// `start` that also returns the response headers and trailers.
+  public func startResponse(
+    _ request: Grpc_Testing_ReconnectParams,
+    callOptions: GRPCCallOptions? = nil
+  ) async throws -> GRPCResponse<Grpc_Testing_Empty> {
+    try await self.unaryResponse(
+      method: "Start",
+      request: request,
+      responseType: Grpc_Testing_Empty.self,
+      callOptions: callOptions
+    )
+  }
+
   public func stop(
     _ request: Grpc_Testing_Empty,
     callOptions: GRPCCallOptions? = nil
   ) async throws -> Grpc_Testing_ReconnectInfo {
     try await self.unary(
+      method: "Stop",
+      request: request,
+      responseType: Grpc_Testing_ReconnectInfo.self,
+      callOptions: callOptions
+    )
+  }
+
+  /// `stop` that also returns the response headers and trailers.
+  public func stopResponse(
+    _ request: Grpc_Testing_Empty,
+    callOptions: GRPCCallOptions? = nil
+  ) async throws -> GRPCResponse<Grpc_Testing_ReconnectInfo> {
+    try await self.unaryResponse(
       method: "Stop",
       request: request,
       responseType: Grpc_Testing_ReconnectInfo.self,

@@ -16,7 +16,7 @@ extension InteropServer {
   ) -> GRPCClosureTransportFactory {
     GRPCClosureTransportFactory { _, _ in
       let transport = InProcessTransport()
-      let server = GRPCServer(transport: transport.server, services: [InteropTestService(recorder: recorder)])
+      let server = GRPCServer(transport: transport.server, services: [InteropTestService(recorder: recorder), recorder.health])
       Task { try? await server.serve() }
       return transport.client
     }

@@ -108,7 +108,7 @@ public final class InteropServer: Sendable {
       transportSecurity: security,
       config: config
     )
-    let server = GRPCServer(transport: transport, services: [InteropTestService(recorder: recorder)])
+    let server = GRPCServer(transport: transport, services: [InteropTestService(recorder: recorder), recorder.health])
     let serveTask = Task { try await server.serve() }
     do {
       guard let bound = try await transport.listeningAddress.ipv4 else {
@@ -131,11 +131,12 @@ public final class InteropServer: Sendable {
   /// Stops accepting connections and closes the existing ones once their RPCs finish.
   public func stop() {
     self.server.beginGracefulShutdown()
+    self.recorder.health.close()
   }
 
   /// Stops the server and waits until it has closed.
   public func stopAndWait() async {
-    self.server.beginGracefulShutdown()
+    self.stop()
     _ = await self.serveTask.result
   }
 
@@ -144,7 +145,7 @@ public final class InteropServer: Sendable {
     try await withTaskCancellationHandler {
       try await self.serveTask.value
     } onCancel: {
-      self.server.beginGracefulShutdown()
+      self.stop()
     }
   }
 }

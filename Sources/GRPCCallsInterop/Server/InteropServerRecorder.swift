@@ -33,6 +33,9 @@ public final class InteropServerRecorder: Sendable {
 
   private let state = LockedValue(State())
 
+  /// The server's health service, whose statuses tests flip (``InteropHealthService/setKey``).
+  public let health = InteropHealthService()
+
   /// Request metadata `<n>/<id>`: the first `n` RPCs carrying the same `id` fail with
   /// UNAVAILABLE ("attempt k fails on purpose"), so tests can exercise retries.
   public static let failAttemptsKey = "x-grpc-calls-fail-attempts"

@@ -20,6 +20,7 @@ extension InteropTestService {
   ///   ``InteropServerRecorder/requiredAuthorizationKey`` names.
   func begin(_ metadata: Metadata, _ context: ServerContext) throws -> Echo {
     self.recorder.received(context, metadata: metadata)
+    try self.recorder.health.apply(metadata)
     if let required = metadata[stringValues: InteropServerRecorder.requiredAuthorizationKey].first(where: { _ in true }),
       !metadata[stringValues: "authorization"].contains(required)
     {

@@ -91,11 +91,30 @@ extension GRPCProtoService {
     safety: GRPCCallSafety = .default,
     requests: (GRPCRequestWriter<Request>) async throws -> Void
   ) async throws -> Response {
+    try await self.clientStreamingResponse(
+      method: method,
+      requestType: requestType,
+      responseType: responseType,
+      callOptions: callOptions,
+      safety: safety,
+      requests: requests
+    ).message
+  }
+
+  /// A client-streaming call that also returns the response headers and trailers.
+  public func clientStreamingResponse<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+    method: String,
+    requestType: Request.Type,
+    responseType: Response.Type,
+    callOptions: GRPCCallOptions? = nil,
+    safety: GRPCCallSafety = .default,
+    requests: (GRPCRequestWriter<Request>) async throws -> Void
+  ) async throws -> GRPCResponse<Response> {
     try await self.withAsyncCall(method, Request.self, Response.self, callOptions, safety, flowControl: true) {
       (bridge: AsyncCallBridge, call) in
       try await requests(GRPCRequestWriter(bridge: bridge))
       call.finish()
-      return try await Self.single(bridge, Response.self).message
+      return try await Self.single(bridge, Response.self)
     }
   }
 

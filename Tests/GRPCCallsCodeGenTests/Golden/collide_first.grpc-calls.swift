@@ -89,4 +89,17 @@ extension First_Hello_Greeter {
       callOptions: callOptions
     )
   }
+
+  /// `sayHello` that also returns the response headers and trailers.
+  internal func sayHelloResponse(
+    _ request: First_Hello_HelloRequest,
+    callOptions: GRPCCallOptions? = nil
+  ) async throws -> GRPCResponse<First_Hello_HelloReply> {
+    try await self.unaryResponse(
+      method: "SayHello",
+      request: request,
+      responseType: First_Hello_HelloReply.self,
+      callOptions: callOptions
+    )
+  }
 }

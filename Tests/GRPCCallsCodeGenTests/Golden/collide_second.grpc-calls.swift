@@ -91,4 +91,17 @@ extension Second_Hello_Greeter {
       callOptions: callOptions
     )
   }
+
+  /// `sayHello` that also returns the response headers and trailers.
+  internal func sayHelloResponse(
+    _ request: Second_Hello_HelloRequest,
+    callOptions: GRPCCallOptions? = nil
+  ) async throws -> GRPCResponse<Second_Hello_HelloReply> {
+    try await self.unaryResponse(
+      method: "SayHello",
+      request: request,
+      responseType: Second_Hello_HelloReply.self,
+      callOptions: callOptions
+    )
+  }
 }

@@ -235,6 +235,19 @@ extension Example_Greeter_V1_Greeter {
     )
   }
 
+  /// `sayHello` that also returns the response headers and trailers.
+  internal func sayHelloResponse(
+    _ request: Example_Greeter_V1_HelloRequest,
+    callOptions: GRPCCallOptions? = nil
+  ) async throws -> GRPCResponse<Example_Greeter_V1_HelloReply> {
+    try await self.unaryResponse(
+      method: "SayHello",
+      request: request,
+      responseType: Example_Greeter_V1_HelloReply.self,
+      callOptions: callOptions
+    )
+  }
+
   /// Greets many times, one reply per greeting.
   internal func sayHelloStream<Result: Sendable>(
     _ request: Example_Greeter_V1_HelloRequest,
@@ -256,6 +269,20 @@ extension Example_Greeter_V1_Greeter {
     requests: (GRPCRequestWriter<Example_Greeter_V1_HelloRequest>) async throws -> Void
   ) async throws -> Example_Greeter_V1_HelloReply {
     try await self.clientStreaming(
+      method: "SayHelloToAll",
+      requestType: Example_Greeter_V1_HelloRequest.self,
+      responseType: Example_Greeter_V1_HelloReply.self,
+      callOptions: callOptions,
+      requests: requests
+    )
+  }
+
+  /// `sayHelloToAll` that also returns the response headers and trailers.
+  internal func sayHelloToAllResponse(
+    callOptions: GRPCCallOptions? = nil,
+    requests: (GRPCRequestWriter<Example_Greeter_V1_HelloRequest>) async throws -> Void
+  ) async throws -> GRPCResponse<Example_Greeter_V1_HelloReply> {
+    try await self.clientStreamingResponse(
       method: "SayHelloToAll",
       requestType: Example_Greeter_V1_HelloRequest.self,
       responseType: Example_Greeter_V1_HelloReply.self,
@@ -359,6 +386,19 @@ extension Example_Greeter_V1_Farewell {
     callOptions: GRPCCallOptions? = nil
   ) async throws -> Example_Greeter_V1_HelloReply {
     try await self.unary(
+      method: "SayGoodbye",
+      request: request,
+      responseType: Example_Greeter_V1_HelloReply.self,
+      callOptions: callOptions
+    )
+  }
+
+  /// `sayGoodbye` that also returns the response headers and trailers.
+  internal func sayGoodbyeResponse(
+    _ request: Example_Greeter_V1_HelloRequest,
+    callOptions: GRPCCallOptions? = nil
+  ) async throws -> GRPCResponse<Example_Greeter_V1_HelloReply> {
+    try await self.unaryResponse(
       method: "SayGoodbye",
       request: request,
       responseType: Example_Greeter_V1_HelloReply.self,

@@ -213,11 +213,38 @@ extension Nested_Deep_V2_Protocol {
     )
   }
 
+  /// `default` that also returns the response headers and trailers.
+  internal func defaultResponse(
+    _ request: Nested_Deep_V2_Empty,
+    callOptions: GRPCCallOptions? = nil
+  ) async throws -> GRPCResponse<Nested_Deep_V2_Empty> {
+    try await self.unaryResponse(
+      method: "Default",
+      request: request,
+      responseType: Nested_Deep_V2_Empty.self,
+      callOptions: callOptions
+    )
+  }
+
   internal func `import`(
     callOptions: GRPCCallOptions? = nil,
     requests: (GRPCRequestWriter<Nested_Deep_V2_Empty>) async throws -> Void
   ) async throws -> Nested_Deep_V2_Empty {
     try await self.clientStreaming(
+      method: "Import",
+      requestType: Nested_Deep_V2_Empty.self,
+      responseType: Nested_Deep_V2_Empty.self,
+      callOptions: callOptions,
+      requests: requests
+    )
+  }
+
+  /// `import` that also returns the response headers and trailers.
+  internal func importResponse(
+    callOptions: GRPCCallOptions? = nil,
+    requests: (GRPCRequestWriter<Nested_Deep_V2_Empty>) async throws -> Void
+  ) async throws -> GRPCResponse<Nested_Deep_V2_Empty> {
+    try await self.clientStreamingResponse(
       method: "Import",
       requestType: Nested_Deep_V2_Empty.self,
       responseType: Nested_Deep_V2_Empty.self,
@@ -259,6 +286,9 @@ extension Nested_Deep_V2_Protocol {
 
 internal protocol Nested_Deep_V2_Switch2: Sendable {
   func `case`(message: Nested_Deep_V2_Empty, responseHandler: some GRPCTypedResponseHandler<Nested_Deep_V2_Empty>, callOptions: GRPCCallOptions?) -> GRPCUnaryProtoCall
+
+  /// Takes the name `case`'s metadata function would have: that one becomes `caseWithMetadata`.
+  func caseResponse(message: Nested_Deep_V2_Empty, responseHandler: some GRPCTypedResponseHandler<Nested_Deep_V2_Empty>, callOptions: GRPCCallOptions?) -> GRPCUnaryProtoCall
 }
 
 internal final class Nested_Deep_V2_Switch: GRPCProtoService, Nested_Deep_V2_Switch2, @unchecked Sendable {
@@ -288,6 +318,16 @@ internal final class Nested_Deep_V2_Switch: GRPCProtoService, Nested_Deep_V2_Swi
       callOptions: callOptions
     )
   }
+
+  /// Takes the name `case`'s metadata function would have: that one becomes `caseWithMetadata`.
+  internal func caseResponse(message: Nested_Deep_V2_Empty, responseHandler: some GRPCTypedResponseHandler<Nested_Deep_V2_Empty>, callOptions: GRPCCallOptions? = nil) -> GRPCUnaryProtoCall {
+    self.unaryCall(
+      method: "CaseResponse",
+      message: message,
+      responseHandler: responseHandler,
+      callOptions: callOptions
+    )
+  }
 }
 
 // Untyped handlers (GRPCProtoResponseHandler), as gRPC Objective-C's generated methods take.
@@ -295,6 +335,17 @@ extension Nested_Deep_V2_Switch {
   internal func `case`(message: Nested_Deep_V2_Empty, responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions? = nil) -> GRPCUnaryProtoCall {
     self.unaryCall(
       method: "Case",
+      message: message,
+      responseHandler: responseHandler,
+      callOptions: callOptions,
+      responseClass: Nested_Deep_V2_Empty.self
+    )
+  }
+
+  /// Takes the name `case`'s metadata function would have: that one becomes `caseWithMetadata`.
+  internal func caseResponse(message: Nested_Deep_V2_Empty, responseHandler: any GRPCProtoResponseHandler, callOptions: GRPCCallOptions? = nil) -> GRPCUnaryProtoCall {
+    self.unaryCall(
+      method: "CaseResponse",
       message: message,
       responseHandler: responseHandler,
       callOptions: callOptions,
@@ -309,6 +360,12 @@ internal protocol Nested_Deep_V2_SwitchProtocol: Sendable {
   func `case`(with request: Nested_Deep_V2_Empty, handler: @escaping @Sendable (_ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void)
 
   func rpcToCase(with request: Nested_Deep_V2_Empty, handler: @escaping @Sendable (_ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
+
+  /// Takes the name `case`'s metadata function would have: that one becomes `caseWithMetadata`.
+  func caseResponse(with request: Nested_Deep_V2_Empty, handler: @escaping @Sendable (_ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void)
+
+  /// Takes the name `case`'s metadata function would have: that one becomes `caseWithMetadata`.
+  func rpcToCaseResponse(with request: Nested_Deep_V2_Empty, handler: @escaping @Sendable (_ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void) -> GRPCProtoCall
 }
 
 extension Nested_Deep_V2_Switch: Nested_Deep_V2_SwitchProtocol {
@@ -324,6 +381,21 @@ extension Nested_Deep_V2_Switch: Nested_Deep_V2_SwitchProtocol {
       responsesWriteable: GRXHandlerWriteable.unaryHandler(handler)
     )
   }
+
+  /// Takes the name `case`'s metadata function would have: that one becomes `caseWithMetadata`.
+  internal func caseResponse(with request: Nested_Deep_V2_Empty, handler: @escaping @Sendable (_ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void) {
+    self.rpcToCaseResponse(with: request, handler: handler).start()
+  }
+
+  /// Takes the name `case`'s metadata function would have: that one becomes `caseWithMetadata`.
+  internal func rpcToCaseResponse(with request: Nested_Deep_V2_Empty, handler: @escaping @Sendable (_ response: Nested_Deep_V2_Empty?, _ error: GRPCError?) -> Void) -> GRPCProtoCall {
+    self.rpc(
+      toMethod: "CaseResponse",
+      requestsWriter: GRXWriter(value: request),
+      responseClass: Nested_Deep_V2_Empty.self,
+      responsesWriteable: GRXHandlerWriteable.unaryHandler(handler)
+    )
+  }
 }
 
 // async/await: each call is flow controlled; cancelling the task cancels the RPC.
@@ -334,6 +406,45 @@ extension Nested_Deep_V2_Switch {
   ) async throws -> Nested_Deep_V2_Empty {
     try await self.unary(
       method: "Case",
+      request: request,
+      responseType: Nested_Deep_V2_Empty.self,
+      callOptions: callOptions
+    )
+  }
+
+  /// `case` that also returns the response headers and trailers.
+  internal func caseWithMetadata(
+    _ request: Nested_Deep_V2_Empty,
+    callOptions: GRPCCallOptions? = nil
+  ) async throws -> GRPCResponse<Nested_Deep_V2_Empty> {
+    try await self.unaryResponse(
+      method: "Case",
+      request: request,
+      responseType: Nested_Deep_V2_Empty.self,
+      callOptions: callOptions
+    )
+  }
+
+  /// Takes the name `case`'s metadata function would have: that one becomes `caseWithMetadata`.
+  internal func caseResponse(
+    _ request: Nested_Deep_V2_Empty,
+    callOptions: GRPCCallOptions? = nil
+  ) async throws -> Nested_Deep_V2_Empty {
+    try await self.unary(
+      method: "CaseResponse",
+      request: request,
+      responseType: Nested_Deep_V2_Empty.self,
+      callOptions: callOptions
+    )
+  }
+
+  /// `caseResponse` that also returns the response headers and trailers.
+  internal func caseResponseResponse(
+    _ request: Nested_Deep_V2_Empty,
+    callOptions: GRPCCallOptions? = nil
+  ) async throws -> GRPCResponse<Nested_Deep_V2_Empty> {
+    try await self.unaryResponse(
+      method: "CaseResponse",
       request: request,
       responseType: Nested_Deep_V2_Empty.self,
       callOptions: callOptions

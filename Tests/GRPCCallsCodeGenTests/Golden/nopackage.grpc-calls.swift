@@ -92,4 +92,17 @@ extension Echo {
       callOptions: callOptions
     )
   }
+
+  /// `get` that also returns the response headers and trailers.
+  package func getResponse(
+    _ request: Ping,
+    callOptions: GRPCCallOptions? = nil
+  ) async throws -> GRPCResponse<Ping> {
+    try await self.unaryResponse(
+      method: "Get",
+      request: request,
+      responseType: Ping.self,
+      callOptions: callOptions
+    )
+  }
 }

@@ -130,11 +130,38 @@ extension RGRouteGuide {
     )
   }
 
+  /// `getFeature` that also returns the response headers and trailers.
+  internal func getFeatureResponse(
+    _ request: RGPoint,
+    callOptions: GRPCCallOptions? = nil
+  ) async throws -> GRPCResponse<RGFeature> {
+    try await self.unaryResponse(
+      method: "GetFeature",
+      request: request,
+      responseType: RGFeature.self,
+      callOptions: callOptions
+    )
+  }
+
   internal func recordRoute(
     callOptions: GRPCCallOptions? = nil,
     requests: (GRPCRequestWriter<RGPoint>) async throws -> Void
   ) async throws -> RGFeature {
     try await self.clientStreaming(
+      method: "RecordRoute",
+      requestType: RGPoint.self,
+      responseType: RGFeature.self,
+      callOptions: callOptions,
+      requests: requests
+    )
+  }
+
+  /// `recordRoute` that also returns the response headers and trailers.
+  internal func recordRouteResponse(
+    callOptions: GRPCCallOptions? = nil,
+    requests: (GRPCRequestWriter<RGPoint>) async throws -> Void
+  ) async throws -> GRPCResponse<RGFeature> {
+    try await self.clientStreamingResponse(
       method: "RecordRoute",
       requestType: RGPoint.self,
       responseType: RGFeature.self,

@@ -144,12 +144,39 @@ extension Wkt_Clock {
     )
   }
 
+  /// `now` that also returns the response headers and trailers.
+  internal func nowResponse(
+    _ request: SwiftProtobuf.Google_Protobuf_Empty,
+    callOptions: GRPCCallOptions? = nil
+  ) async throws -> GRPCResponse<SwiftProtobuf.Google_Protobuf_Timestamp> {
+    try await self.unaryResponse(
+      method: "Now",
+      request: request,
+      responseType: SwiftProtobuf.Google_Protobuf_Timestamp.self,
+      callOptions: callOptions
+    )
+  }
+
   /// Streams of well-known types, Empty out.
   internal func set(
     callOptions: GRPCCallOptions? = nil,
     requests: (GRPCRequestWriter<SwiftProtobuf.Google_Protobuf_Timestamp>) async throws -> Void
   ) async throws -> SwiftProtobuf.Google_Protobuf_Empty {
     try await self.clientStreaming(
+      method: "Set",
+      requestType: SwiftProtobuf.Google_Protobuf_Timestamp.self,
+      responseType: SwiftProtobuf.Google_Protobuf_Empty.self,
+      callOptions: callOptions,
+      requests: requests
+    )
+  }
+
+  /// `set` that also returns the response headers and trailers.
+  internal func setResponse(
+    callOptions: GRPCCallOptions? = nil,
+    requests: (GRPCRequestWriter<SwiftProtobuf.Google_Protobuf_Timestamp>) async throws -> Void
+  ) async throws -> GRPCResponse<SwiftProtobuf.Google_Protobuf_Empty> {
+    try await self.clientStreamingResponse(
       method: "Set",
       requestType: SwiftProtobuf.Google_Protobuf_Timestamp.self,
       responseType: SwiftProtobuf.Google_Protobuf_Empty.self,

@@ -114,6 +114,7 @@ func main() {
 	healthServer.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	healthServer.SetServingStatus("grpc.testing.TestService", healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(server, healthServer)
+	rec.health = healthServer
 	reflection.Register(server)
 
 	listener, err := net.Listen("tcp", net.JoinHostPort(*host, fmt.Sprint(*port)))

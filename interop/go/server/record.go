@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
@@ -56,9 +57,11 @@ func stateFrom(ctx context.Context) *rpcState {
 type recorder struct {
 	events  *eventLog
 	service *testService
+	health  *health.Server
 }
 
 func (r *recorder) unary(ctx context.Context, req interface{}, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (interface{}, error) {
+	applySetHealth(ctx, r.health)
 	// grpc-go read and decompressed the request on this goroutine before it called us.
 	st := &rpcState{method: bareMethod(info.FullMethod), start: time.Now(), unaryCompressed: takeDecompressed()}
 	defer takeDecompressed()
@@ -74,6 +77,7 @@ func (r *recorder) unary(ctx context.Context, req interface{}, info *grpc.UnaryS
 }
 
 func (r *recorder) stream(srv interface{}, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	applySetHealth(ss.Context(), r.health)
 	st := &rpcState{method: bareMethod(info.FullMethod), start: time.Now()}
 	defer takeDecompressed()
 	st.compression = streamCompression(ss, r.service.compressAll)
