@@ -19,6 +19,8 @@ let package = Package(
     .library(name: "GRPCCallsInterceptors", targets: ["GRPCCallsInterceptors"]),
     // A client of the standard health service, grpc.health.v1.Health.
     .library(name: "GRPCCallsHealth", targets: ["GRPCCallsHealth"]),
+    // A client of server reflection, grpc.reflection.v1 (and v1alpha).
+    .library(name: "GRPCCallsReflection", targets: ["GRPCCallsReflection"]),
     // Real peers and network faults for the tests of apps that make gRPC calls.
     .library(name: "GRPCCallsTestSupport", targets: ["GRPCCallsTestSupport"]),
     .executable(name: "grpc-calls", targets: ["grpc-calls"]),
@@ -126,6 +128,16 @@ let package = Package(
       swiftSettings: swiftSettings
     ),
     .target(
+      name: "GRPCCallsReflection",
+      dependencies: [
+        .target(name: "GRPCCalls"),
+        .target(name: "GRPCProtoCalls"),
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    .target(
       name: "GRPCCallsCodeGen",
       dependencies: [
         .product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf"),
@@ -174,6 +186,8 @@ let package = Package(
         .target(name: "GRPCCallsInterceptors"),
         .target(name: "GRPCProtoCalls"),
         .target(name: "GRPCCallsInterop"),
+        // list and describe.
+        .target(name: "GRPCCallsReflection"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),

@@ -8,11 +8,12 @@
 #     GO_LOAD_CALLS unary calls per face at 1, 64 and 200 in flight (default 10,000), against
 #     its defaults and against `--max-connection-age 1s` (a graceful GOAWAY every second);
 #     grpc-calls cancellation (CANCEL_RUNS runs, default 100) runs against both servers;
+#     grpc-calls list and describe (server reflection) run against both servers too;
 #  3. grpc-calls interop against our own server, `grpc-calls serve`;
 #  4. the grpcio client against `grpc-calls serve`, to show our test server is a faithful peer.
 #
 # Creates a virtual environment (.venv-interop, kept out of git) with grpcio, grpcio-tools,
-# grpcio-status and grpcio-health-checking.
+# grpcio-status, grpcio-health-checking and grpcio-reflection.
 # Exits non-zero if any case fails. Usage: interop/run.sh [path/to/grpc-calls]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,7 +30,7 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check grpcio grpcio-tools grpcio-status \
-  grpcio-health-checking
+  grpcio-health-checking grpcio-reflection
 python="$venv/bin/python"
 "$python" -c 'import grpc; print("grpcio", grpc.__version__)'
 
@@ -69,6 +70,9 @@ start_server "$python" interop/python/server.py --port 0
 "$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all --api all --use_cache true \
   --exclude_test_cases client_compressed_unary,client_compressed_streaming || status=1
 
+echo "--- grpc-calls list and describe -> grpcio server (grpcio-reflection, v1 and v1alpha)"
+interop/check-reflection.sh "$tool" "127.0.0.1:$port" || status=1
+
 echo "--- grpc-calls load -> grpcio server (unary calls one at a time and 32 in flight, every face)"
 # grpcio answers a unary call before it reads our END_STREAM unless both leave together; a
 # client that sends them apart gets its streams reset and, past swift-nio-http2's reset limit,
@@ -104,6 +108,9 @@ go_port="$port"
 start_server "$go_server" --port 0 --tls --cert "$certs/server.pem" --key "$certs/server.key"
 "$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all --api all --use_cache true \
   --use_tls true --use_test_ca true --ca_file "$certs/ca.pem" --server_host_override foo.test.google.fr || status=1
+
+echo "--- grpc-calls list and describe -> grpc-go server (its reflection is v1alpha only: the client falls back)"
+interop/check-reflection.sh "$tool" "127.0.0.1:$go_port" || status=1
 
 echo "--- grpc-calls load -> grpc-go server with its defaults (BDP estimation on), every face"
 "$tool" load --target "127.0.0.1:$go_port" --calls "${GO_LOAD_CALLS:-10000}" --concurrency 1,64,200 --api all || status=1

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the DocC site for every public module (GRPCCalls, GRPCProtoCalls, GRPCCallsInterop, GRPCLegacy,
-# GRPCCallsCodeGen, GRPCCallsInterceptors, GRPCCallsHealth, GRPCCallsTestSupport) with swift-docc-plugin, as one combined static site, and fails on any
+# GRPCCallsCodeGen, GRPCCallsInterceptors, GRPCCallsHealth, GRPCCallsReflection, GRPCCallsTestSupport) with swift-docc-plugin, as one combined static site, and fails on any
 # DocC warning. With --check, also opens the site in headless Chromium: a screenshot of the
 # landing page and of the Design article go to $ARTIFACTS (default .ci-artifacts/docs), and
 # every module's page must render its title.
@@ -11,7 +11,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 site="$root/.build/docs-site"
 artifacts="${ARTIFACTS:-$root/.ci-artifacts/docs}"
-modules=(GRPCCalls GRPCProtoCalls GRPCCallsInterop GRPCCallsCodeGen GRPCLegacy GRPCCallsInterceptors GRPCCallsHealth GRPCCallsTestSupport)
+modules=(GRPCCalls GRPCProtoCalls GRPCCallsInterop GRPCCallsCodeGen GRPCLegacy GRPCCallsInterceptors GRPCCallsHealth GRPCCallsReflection GRPCCallsTestSupport)
 
 targets=()
 for module in "${modules[@]}"; do targets+=(--target "$module"); done

@@ -5,7 +5,9 @@
 #  - the interop TestService client, into Sources/GRPCCallsInterop/GeneratedClient;
 #  - the standard health service (Protos/grpc/health/v1/health.proto), messages and client,
 #    into Sources/GRPCCallsHealth/Generated, and its messages alone into
-#    Sources/GRPCCallsInterop/GeneratedHealth (for the interop server's health service).
+#    Sources/GRPCCallsInterop/GeneratedHealth (for the interop server's health service);
+#  - the reflection messages (Protos/grpc/reflection/v1/reflection.proto), into
+#    Sources/GRPCCallsReflection/Generated.
 #
 # Both plugins build in seconds from this package's dependencies, so CI regenerates into a temp
 # dir and diffs: `scripts/generate-grpc-calls.sh --check`. That run also proves protoc drives
@@ -24,7 +26,7 @@ swift build --package-path "$root" --product protoc-gen-grpc-calls >&2
 swift build --package-path "$root" --product protoc-gen-swift >&2
 bin="$(swift build --package-path "$root" --show-bin-path)"
 
-# Each job: the committed directory, relative to the root, and what writes it.
+# Each job: the committed directory, relative to the root, what writes it, and its argument.
 interop_client() {
   local out="$1"
   (
@@ -49,30 +51,33 @@ health() {
   )
 }
 
-# The interop server's health service: the messages again, internal to its module, so that
-# neither module's public interface carries types an app may generate itself.
-health_messages() {
-  local out="$1"
+# Messages alone, internal to their module: the interop server's copy of the health messages
+# (so that neither module's public interface carries types an app may generate itself), and
+# the reflection client's (v1; v1alpha's are the same on the wire, and the client calls both
+# versions through GRPCProtoService, so it needs no generated client).
+messages() {
+  local out="$1" proto="$2"
   (
     cd "$root/Protos"
     protoc --plugin=protoc-gen-swift="$bin/protoc-gen-swift" --swift_out="$out" \
       --swift_opt=FileNaming=DropPath --swift_opt=UseAccessLevelOnImports=true \
-      grpc/health/v1/health.proto
+      "$proto"
   )
 }
 
 jobs=(
   "Sources/GRPCCallsInterop/GeneratedClient interop_client"
   "Sources/GRPCCallsHealth/Generated health"
-  "Sources/GRPCCallsInterop/GeneratedHealth health_messages"
+  "Sources/GRPCCallsInterop/GeneratedHealth messages grpc/health/v1/health.proto"
+  "Sources/GRPCCallsReflection/Generated messages grpc/reflection/v1/reflection.proto"
 )
 
 status=0
 for job in "${jobs[@]}"; do
-  read -r committed generate <<<"$job"
+  read -r committed generate argument <<<"$job"
   if [ "${1:-}" = "--check" ]; then
     tmp="$(mktemp -d)"
-    "$generate" "$tmp"
+    "$generate" "$tmp" ${argument:+"$argument"}
     if ! diff -ru "$root/$committed" "$tmp"; then
       echo "$committed is stale: run scripts/generate-grpc-calls.sh" >&2
       status=1
@@ -83,7 +88,7 @@ for job in "${jobs[@]}"; do
   else
     rm -rf "${root:?}/$committed"
     mkdir -p "$root/$committed"
-    "$generate" "$root/$committed"
+    "$generate" "$root/$committed" ${argument:+"$argument"}
     echo "generated into $committed" >&2
   fi
 done

@@ -74,42 +74,59 @@ public struct GRPCHealthClient: Sendable {
   ///   ``GRPCServingStatus/unknown``, which the sequence yields once.
   /// - A server that answers `Watch` with `UNIMPLEMENTED` is asked with `Check` every
   ///   ``GRPCHealthWatchOptions/pollInterval`` instead.
+  /// - The `Watch` calls run without a deadline (`callOptions`' timeout applies to `Check`
+  ///   only): a watch is meant to last.
+  ///
+  /// The sequence throws only when the server has no health service at all (`Check` too is
+  /// `UNIMPLEMENTED`): a `GRPCError` saying so.
   public func watch(
     service: String = "",
     options: GRPCHealthWatchOptions = GRPCHealthWatchOptions(),
     callOptions: GRPCCallOptions? = nil
-  ) -> AsyncStream<GRPCServingStatus> {
+  ) -> AsyncThrowingStream<GRPCServingStatus, any Error> {
     let watcher = HealthWatcher(client: self, service: service, options: options, callOptions: callOptions)
-    return AsyncStream { continuation in
+    return AsyncThrowingStream { continuation in
       let task = Task { await watcher.run(continuation) }
       continuation.onTermination = { _ in task.cancel() }
     }
   }
 
   /// The callback face of ``watch(service:options:callOptions:)``: `onStatus` runs on `queue`
-  /// with each status, until the returned watch is cancelled.
+  /// with each status, until the returned watch is cancelled; `onFailure`, at most once, if
+  /// the server has no health service (the watch then ends).
   public func watch(
     service: String = "",
     options: GRPCHealthWatchOptions = GRPCHealthWatchOptions(),
     callOptions: GRPCCallOptions? = nil,
     queue: DispatchQueue,
-    onStatus: @escaping @Sendable (GRPCServingStatus) -> Void
+    onStatus: @escaping @Sendable (GRPCServingStatus) -> Void,
+    onFailure: @escaping @Sendable (GRPCError) -> Void = { _ in }
   ) -> GRPCHealthWatch {
     let statuses = self.watch(service: service, options: options, callOptions: callOptions)
     let cancelled = LockedValue(false)
+    // Checked on the queue: nothing reaches a handler once cancel() has returned.
+    let deliver: @Sendable (@escaping @Sendable () -> Void) -> Void = { handler in
+      queue.async {
+        guard !cancelled.withLock({ $0 }) else { return }
+        handler()
+      }
+    }
     let task = Task {
-      for await status in statuses {
-        queue.async {
-          // Checked on the queue: nothing reaches the handler once cancel() has returned.
-          guard !cancelled.withLock({ $0 }) else { return }
-          onStatus(status)
+      do {
+        for try await status in statuses {
+          deliver { onStatus(status) }
         }
+      } catch let error as GRPCError {
+        deliver { onFailure(error) }
+      } catch {
+        // The watch's task was cancelled: nothing to report.
       }
     }
     return GRPCHealthWatch(task: task, cancelled: cancelled)
   }
 
-  /// One `Watch` call: `onStatus` with each status, until the server ends the stream.
+  /// One `Watch` call, with no deadline: `onStatus` with each status, until the server ends
+  /// the stream.
   func watchOnce(
     service: String,
     callOptions: GRPCCallOptions?,
@@ -117,7 +134,9 @@ public struct GRPCHealthClient: Sendable {
   ) async throws {
     var request = Grpc_Health_V1_HealthCheckRequest()
     request.service = service
-    try await self.health.watch(request, callOptions: callOptions) { responses in
+    var options = callOptions ?? self.health.callOptions
+    options.timeout = 0
+    try await self.health.watch(request, callOptions: options) { responses in
       for try await response in responses {
         onStatus(GRPCServingStatus(response.status))
       }

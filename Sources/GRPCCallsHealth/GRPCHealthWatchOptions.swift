@@ -1,7 +1,8 @@
 public import Foundation
 
 /// How ``GRPCHealthClient/watch(service:options:callOptions:)`` keeps watching when the stream
-/// ends or the server does not implement `Watch`. Times below 10 ms count as 10 ms.
+/// ends or the server does not implement `Watch`. Times count as at least 10 ms and at most a
+/// day.
 public struct GRPCHealthWatchOptions: Sendable, Hashable {
   /// The wait before the first new `Watch` after the stream ended, in seconds. Each further
   /// failure multiplies it by 1.6 (with ±20 % jitter) up to ``maxBackoff``; a status that

@@ -13,10 +13,10 @@ struct HealthWatcher: Sendable {
 
   /// Yields each status that differs from the one before.
   private final class Changes {
-    let continuation: AsyncStream<GRPCServingStatus>.Continuation
+    let continuation: AsyncThrowingStream<GRPCServingStatus, any Error>.Continuation
     var last: GRPCServingStatus?
 
-    init(_ continuation: AsyncStream<GRPCServingStatus>.Continuation) {
+    init(_ continuation: AsyncThrowingStream<GRPCServingStatus, any Error>.Continuation) {
       self.continuation = continuation
     }
 
@@ -27,9 +27,17 @@ struct HealthWatcher: Sendable {
     }
   }
 
-  func run(_ continuation: AsyncStream<GRPCServingStatus>.Continuation) async {
+  func run(_ continuation: AsyncThrowingStream<GRPCServingStatus, any Error>.Continuation) async {
     let changes = Changes(continuation)
-    defer { continuation.finish() }
+    do {
+      try await self.watch(changes)
+      continuation.finish()
+    } catch {
+      continuation.finish(throwing: error)
+    }
+  }
+
+  private func watch(_ changes: Changes) async throws {
     var backoff = Backoff(initial: Self.sane(self.options.initialBackoff), max: Self.sane(self.options.maxBackoff))
     while !Task.isCancelled {
       do {
@@ -38,7 +46,7 @@ struct HealthWatcher: Sendable {
           changes.yield(status)
         }
       } catch let error as GRPCError where error.code == .unimplemented {
-        await self.poll(changes)
+        try await self.poll(changes)
         return
       } catch {
         // Any other end, OK included: watch again after the backoff.
@@ -50,10 +58,15 @@ struct HealthWatcher: Sendable {
   }
 
   /// `Check` every poll interval, for a server without `Watch`.
-  private func poll(_ changes: Changes) async {
+  ///
+  /// - Throws: The `UNIMPLEMENTED` `GRPCError` of a server without `Check` either: it has no
+  ///   health service to watch.
+  private func poll(_ changes: Changes) async throws {
     while !Task.isCancelled {
       do {
         changes.yield(try await self.client.check(service: self.service, callOptions: self.callOptions))
+      } catch let error as GRPCError where error.code == .unimplemented {
+        throw error
       } catch {
         changes.yield(.unknown)
       }
@@ -61,9 +74,9 @@ struct HealthWatcher: Sendable {
     }
   }
 
-  /// `seconds`, at least 10 ms; a value that is not a finite number is taken as 1 s.
+  /// `seconds`, from 10 ms to a day; a value that is not a finite number is taken as 1 s.
   private static func sane(_ seconds: TimeInterval) -> TimeInterval {
-    seconds.isFinite ? Swift.max(seconds, 0.01) : 1
+    seconds.isFinite ? Swift.min(Swift.max(seconds, 0.01), 86_400) : 1
   }
 }
 

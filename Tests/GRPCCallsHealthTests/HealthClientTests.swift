@@ -43,10 +43,10 @@ struct HealthClientTests {
   /// stream ends first.
   static func expect(
     _ expected: [GRPCServingStatus],
-    from iterator: inout AsyncStream<GRPCServingStatus>.Iterator
-  ) async {
+    from iterator: inout AsyncThrowingStream<GRPCServingStatus, any Error>.Iterator
+  ) async throws {
     for status in expected {
-      let next = await iterator.next()
+      let next = try await iterator.next()
       #expect(next == status)
     }
   }
@@ -73,40 +73,70 @@ struct HealthClientTests {
       try await Self.set("kv.Store", "SERVING", on: server)
       try await Self.within {
         var statuses = health.watch(service: "kv.Store", options: Self.watchOptions).makeAsyncIterator()
-        await Self.expect([.serving], from: &statuses)
+        try await Self.expect([.serving], from: &statuses)
         try await Self.set("kv.Store", "NOT_SERVING", on: server)
-        await Self.expect([.notServing], from: &statuses)
+        try await Self.expect([.notServing], from: &statuses)
       }
     }
   }
 
-  @Test("watch: the server goes away and comes back on the same port; the watch yields UNKNOWN, then the status")
-  func reconnects() async throws {
-    let first = try await InteropServer.start(host: "127.0.0.1", port: 0)
-    let pool = GRPCChannelPool()
-    defer { pool.disconnectAll() }
-    var options = GRPCCallOptions()
-    options.transportType = .insecure
-    let health = GRPCHealthClient(host: first.target, callOptions: options, channelPool: pool)
-    let second = LockedValue<InteropServer?>(nil)
-    try await Self.within {
-      var statuses = health.watch(options: Self.watchOptions).makeAsyncIterator()
-      await Self.expect([.serving], from: &statuses)
-      await first.stopAndWait()
-      await Self.expect([.unknown], from: &statuses)
-      let restarted = try await InteropServer.start(host: "127.0.0.1", port: first.port)
-      second.withLock { $0 = restarted }
-      await Self.expect([.serving], from: &statuses)
+  @Test("a server without a health service: check and watch fail with UNIMPLEMENTED saying how to add one")
+  func noHealthService() async throws {
+    try await withTestServer { server in
+      var options = server.options
+      options.initialMetadata.addString("1", forKey: InteropHealthService.noHealthKey)
+      let health = GRPCHealthClient(host: server.server.target, callOptions: options, channelPool: server.pool)
+      let isExplained: @Sendable (any Error) -> Bool = { error in
+        guard let error = error as? GRPCError else { return false }
+        return error.code == .unimplemented && error.message.contains("grpcio-health-checking")
+      }
+      await #expect(performing: { try await health.check() }, throws: isExplained)
+      try await Self.within {
+        await #expect(performing: {
+          for try await status in health.watch(options: Self.watchOptions) { Issue.record("a status: \(status)") }
+        }, throws: isExplained)
+      }
+      let (failures, failed) = AsyncStream.makeStream(of: GRPCError.self)
+      let watch = health.watch(options: Self.watchOptions, queue: DispatchQueue(label: "health-test")) { status in
+        Issue.record("a status: \(status)")
+      } onFailure: { error in
+        failed.yield(error)
+        failed.finish()
+      }
+      try await Self.within {
+        var iterator = failures.makeAsyncIterator()
+        let failure = await iterator.next()
+        #expect(failure.map(isExplained) == true)
+      }
+      watch.cancel()
     }
-    await first.stopAndWait()
-    await second.withLock { $0 }?.stopAndWait()
+  }
+
+  @Test("watch: the network goes away and comes back; the watch yields UNKNOWN, then the status")
+  func reconnects() async throws {
+    try await withTestServer { server in
+      // Through a proxy that keeps its port: the watch reconnects to the same address, which
+      // no other test's server can take meanwhile.
+      let proxy = try FaultProxy(upstreamPort: server.server.port)
+      defer { proxy.close() }
+      let health = GRPCHealthClient(host: "127.0.0.1:\(proxy.port)", callOptions: server.options, channelPool: server.pool)
+      try await Self.within {
+        var statuses = health.watch(options: Self.watchOptions).makeAsyncIterator()
+        try await Self.expect([.serving], from: &statuses)
+        proxy.stopListening()
+        try await Self.expect([.unknown], from: &statuses)
+        try proxy.startListening()
+        try await Self.expect([.serving], from: &statuses)
+      }
+      #expect(proxy.acceptedConnections >= 2)
+    }
   }
 
   @Test("watch, callback face: statuses on the queue; cancel ends the server's Watch")
   func callbackWatch() async throws {
     try await withTestServer { server in
       let health = GRPCHealthClient(host: server.server.target, callOptions: server.options, channelPool: server.pool)
-      let (seen, add) = AsyncStream.makeStream(of: GRPCServingStatus.self)
+      let (seen, add) = AsyncThrowingStream.makeStream(of: GRPCServingStatus.self)
       let queue = DispatchQueue(label: "health-test")
       let watch = health.watch(service: "kv.Store", options: Self.watchOptions, queue: queue) { status in
         dispatchPrecondition(condition: .onQueue(queue))
@@ -114,9 +144,9 @@ struct HealthClientTests {
       }
       try await Self.within {
         var iterator = seen.makeAsyncIterator()
-        await Self.expect([.serviceUnknown], from: &iterator)
+        try await Self.expect([.serviceUnknown], from: &iterator)
         try await Self.set("kv.Store", "SERVING", on: server)
-        await Self.expect([.serving], from: &iterator)
+        try await Self.expect([.serving], from: &iterator)
       }
       watch.cancel()
       try await Self.within {
@@ -126,7 +156,7 @@ struct HealthClientTests {
       // A status set after the cancel must not arrive: the next thing on the queue is this.
       queue.async { add.finish() }
       var rest: [GRPCServingStatus] = []
-      for await status in seen { rest.append(status) }
+      for try await status in seen { rest.append(status) }
       #expect(rest.isEmpty)
     }
   }

@@ -47,10 +47,12 @@ struct TokenRefreshInterceptorTests {
     factory: GRPCTokenRefreshInterceptorFactory,
     safety: GRPCCallSafety = .default,
     requiring token: String? = nil,
-    retryDelayMilliseconds: Int? = nil
+    retryDelayMilliseconds: Int? = nil,
+    timeout: TimeInterval = 0
   ) async throws -> CallRecorder.Close {
     var options = server.options
     options.interceptorFactories = [factory]
+    options.timeout = timeout
     if let token {
       options.initialMetadata.addString("Bearer \(token)", forKey: InteropServerRecorder.requiredAuthorizationKey)
     }
@@ -136,6 +138,26 @@ struct TokenRefreshInterceptorTests {
       #expect(Self.tokens(server) == ["Bearer t1", "Bearer t1", "Bearer t2"])
       let arrivals = server.recorder.rpcs.map(\.arrival)
       #expect(arrivals[2] - arrivals[1] >= .milliseconds(800))
+    }
+  }
+
+  @Test("UNAUTHENTICATED with a RetryInfo longer than the call's deadline: no retry, the server's status")
+  func retryInfoPastDeadline() async throws {
+    try await withTestServer { server in
+      let source = Source()
+      let factory = source.factory()
+      #expect(try await Self.unary(server, factory: factory, requiring: "t1").error == nil)
+      let close = try await Self.unary(
+        server,
+        factory: factory,
+        safety: .idempotent,
+        requiring: "t2",
+        retryDelayMilliseconds: 3_600_000,
+        timeout: 60
+      )
+      #expect(close.error?.code == .unauthenticated)
+      #expect(close.error?.serverRetryDelay == .seconds(3_600))
+      #expect(Self.tokens(server) == ["Bearer t1", "Bearer t1"])
     }
   }
 

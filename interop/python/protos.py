@@ -39,5 +39,8 @@ def load():
         raise RuntimeError("grpc_tools.protoc failed to generate the interop stubs")
     sys.path.insert(0, out)
     from src.proto.grpc.testing import empty_pb2, messages_pb2, test_pb2_grpc
+    # test.proto defines no messages, so nothing above imports its module; server reflection
+    # finds TestService only once its descriptor is in the default pool.
+    from src.proto.grpc.testing import test_pb2  # noqa: F401
 
     return messages_pb2, empty_pb2, test_pb2_grpc

@@ -12,7 +12,9 @@ x-grpc-calls-test-id: ID appends "ID METHOD OUTCOME" to FILE when its handler re
 
 It also serves the standard health service (grpcio-health-checking), with "" and
 grpc.testing.TestService SERVING; a call with x-grpc-calls-set-health: SERVICE=STATUS sets that
-status first (STATUS: SERVING, NOT_SERVING or UNKNOWN), so tests can flip statuses.
+status first (STATUS: SERVING, NOT_SERVING or UNKNOWN), so tests can flip statuses. And server
+reflection (grpcio-reflection), over v1alpha as grpcio serves it and over v1 with the same servicer
+(the two versions' messages are the same on the wire).
 
 Usage: python server.py [--host 127.0.0.1] [--port 0] [--compress-responses] [--events FILE]
 Prints "listening on HOST:PORT" once it accepts connections (port 0 picks a free one).
@@ -31,6 +33,7 @@ import grpc
 from google.protobuf import duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
 
 import protos
@@ -322,6 +325,22 @@ class TestService(test_pb2_grpc.TestServiceServicer):
 
 
 SET_HEALTH = "x-grpc-calls-set-health"
+REFLECTION_V1 = "grpc.reflection.v1.ServerReflection"
+
+
+def add_reflection(server):
+    """grpcio-reflection's servicer, under v1alpha (its own name) and v1."""
+    names = ("grpc.testing.TestService", "grpc.health.v1.Health", reflection.SERVICE_NAME, REFLECTION_V1)
+    servicer = reflection.ReflectionServicer(names)
+    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(servicer, server)
+    info = grpc.stream_stream_rpc_method_handler(
+        servicer.ServerReflectionInfo,
+        request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
+        response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString,
+    )
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(REFLECTION_V1, {"ServerReflectionInfo": info}),)
+    )
 
 
 class SetHealth(grpc.ServerInterceptor):
@@ -373,6 +392,7 @@ def main():
     )
     test_pb2_grpc.add_TestServiceServicer_to_server(TestService(), server)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    add_reflection(server)
     port = server.add_insecure_port(f"{args.host}:{args.port}")
     if port == 0:
         sys.exit(f"could not bind {args.host}:{args.port}")

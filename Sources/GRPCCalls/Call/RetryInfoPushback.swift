@@ -11,10 +11,15 @@ internal import GRPCProtobuf
 /// passes through the client's interceptors: this one adds the trailer, in milliseconds, to a
 /// failure that carries `RetryInfo` and no pushback of its own, and marks it so that
 /// ``removed(from:)`` takes both away before the application sees the trailers the server sent.
+/// As pushback, the delay takes the place of the policy's backoff for that attempt.
 struct RetryInfoPushback: ClientInterceptor {
-  /// Marks a pushback trailer added here; never sent on the wire.
-  private static let markKey = "grpc-calls-pushback-from-retry-info"
-  private static let pushbackKey = "grpc-retry-pushback-ms"
+  /// Marks a pushback trailer added here. The space makes it a name no HTTP/2 peer can send,
+  /// so a server's own trailers are never taken for ours.
+  private static let markKey = "grpc-calls pushback-from-retry-info"
+  static let pushbackKey = "grpc-retry-pushback-ms"
+  /// The longest delay honoured (about 31 years): longer ones would overflow the clock's
+  /// arithmetic. The call's deadline bounds the wait anyway.
+  static let longestDelay = Duration.seconds(1_000_000_000)
 
   func intercept<Input: Sendable, Output: Sendable>(
     request: StreamingClientRequest<Input>,
@@ -28,14 +33,14 @@ struct RetryInfoPushback: ClientInterceptor {
     return response
   }
 
-  /// The delay a failure's `RetryInfo` asks for, if its trailers hold a valid
-  /// `google.rpc.Status` with one.
-  static func retryDelay(code: RPCError.Code, trailers: Metadata) -> Duration? {
+  /// The delay a failure's `RetryInfo` asks for, capped at ``longestDelay``, if its trailers hold
+  /// a valid `google.rpc.Status` with one.
+  static func retryInfoDelay(code: RPCError.Code, trailers: Metadata) -> Duration? {
     let status = try? RPCError(code: code, message: "", metadata: trailers).unpackGoogleRPCStatus()
     guard let delay = status?.details.lazy.compactMap(\.retryInfo).first?.delay, delay >= .zero else {
       return nil
     }
-    return delay
+    return min(delay, Self.longestDelay)
   }
 
   /// `error` without the pushback trailer this interceptor added to it.
@@ -49,12 +54,10 @@ struct RetryInfoPushback: ClientInterceptor {
 
   private static func addPushback(to metadata: inout Metadata, code: RPCError.Code) -> Bool {
     guard !metadata.contains(where: { $0.key == Self.pushbackKey }),
-      let delay = Self.retryDelay(code: code, trailers: metadata)
+      let delay = Self.retryInfoDelay(code: code, trailers: metadata)
     else { return false }
-    // Capped (at about 31 years) so that a server's absurd delay cannot overflow; the call's
-    // deadline bounds the wait anyway.
     let (seconds, attoseconds) = delay.components
-    let milliseconds = min(seconds, 1_000_000_000) * 1_000 + attoseconds / 1_000_000_000_000_000
+    let milliseconds = seconds * 1_000 + attoseconds / 1_000_000_000_000_000
     metadata.addString(String(milliseconds), forKey: Self.pushbackKey)
     metadata.addString("1", forKey: Self.markKey)
     return true

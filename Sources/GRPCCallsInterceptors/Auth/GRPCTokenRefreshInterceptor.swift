@@ -30,6 +30,7 @@ public final class GRPCTokenRefreshInterceptor: GRPCInterceptor, @unchecked Send
   private var retried = false
   /// The token's fetch (after the server's retry delay, in a retry), cancelled with the call.
   private var fetch: Task<Void, Never>?
+  private var startedAt = ContinuousClock.now
   /// Whether anything of the response went up: a retry would then show the application two
   /// answers.
   private var answered = false
@@ -51,6 +52,7 @@ public final class GRPCTokenRefreshInterceptor: GRPCInterceptor, @unchecked Send
 
   public override func start(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) {
     self.started = (requestOptions, callOptions)
+    self.startedAt = .now
     self.fetchToken()
   }
 
@@ -98,17 +100,25 @@ public final class GRPCTokenRefreshInterceptor: GRPCInterceptor, @unchecked Send
   public override func didClose(trailingMetadata: Metadata?, error: GRPCError?) {
     if let error, error.code == .unauthenticated, case .running(let token) = self.phase {
       self.cache.invalidate(token)
-      if self.retryable, !self.retried, !self.answered {
+      // A server that says when to come back (RetryInfo, pushback) is not asked sooner; a
+      // delay that outlasts the call's deadline leaves the call to fail as the server said.
+      let delay = error.serverRetryDelay
+      if self.retryable, !self.retried, !self.answered, self.waitFits(delay) {
         self.retried = true
         self.phase = .waiting
         self.manager.resetNextInterceptor()
-        // A server that says when to come back (RetryInfo, pushback) is not asked sooner.
-        self.fetchToken(after: error.serverRetryDelay)
+        self.fetchToken(after: delay)
         return
       }
     }
     self.phase = .closed
     super.didClose(trailingMetadata: trailingMetadata, error: error)
+  }
+
+  /// Whether a retry after `delay` would start before the call's deadline (no deadline: yes).
+  private func waitFits(_ delay: Duration?) -> Bool {
+    guard let delay, let timeout = self.started?.call.timeout, timeout > 0 else { return true }
+    return ContinuousClock.now + delay < self.startedAt + .seconds(timeout)
   }
 
   // MARK: The token

@@ -70,7 +70,7 @@ extension InteropClient {
       watch = { handle.cancel() }
     } else {
       let task = Task {
-        for await status in client.watch(service: service, options: options) { statuses.add(status) }
+        for try await status in client.watch(service: service, options: options) { statuses.add(status) }
       }
       watch = { task.cancel() }
     }

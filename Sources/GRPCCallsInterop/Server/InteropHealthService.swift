@@ -19,6 +19,9 @@ public final class InteropHealthService: RegistrableRPCService {
   /// Request metadata on a `Watch` call: the server answers it `UNIMPLEMENTED`, as a server
   /// whose health service predates `Watch` does.
   public static let noWatchKey = "x-grpc-calls-health-no-watch"
+  /// Request metadata on any health call: the server answers it `UNIMPLEMENTED`, as a server
+  /// without a health service does.
+  public static let noHealthKey = "x-grpc-calls-no-health"
 
   private typealias Status = Grpc_Health_V1_HealthCheckResponse.ServingStatus
 
@@ -76,11 +79,14 @@ public final class InteropHealthService: RegistrableRPCService {
   }
 
   private func set(_ service: String, _ status: Status) {
-    let watchers = self.state.withLock { state in
+    // Yielded under the lock (a yield only buffers), so that two changes reach every watch in
+    // the order they were made.
+    self.state.withLock { state in
       state.statuses[service] = status
-      return state.watchers.values.filter { $0.service == service }
+      for watcher in state.watchers.values where watcher.service == service {
+        watcher.continuation.yield(status)
+      }
     }
-    for watcher in watchers { watcher.continuation.yield(status) }
   }
 
   /// A stream of `service`'s statuses, starting with the current one; `nil` once closed.
@@ -107,6 +113,7 @@ public final class InteropHealthService: RegistrableRPCService {
       deserializer: ProtobufDeserializer<Grpc_Health_V1_HealthCheckRequest>(),
       serializer: ProtobufSerializer<Grpc_Health_V1_HealthCheckResponse>()
     ) { request, _ in
+      try Self.refuse(request.metadata, Self.noHealthKey)
       let service = try await InteropTestService.single(request.messages).service
       guard let status = self.state.withLock({ $0.statuses[service] }) else {
         throw RPCError(code: .notFound, message: "unknown service '\(service)'")
@@ -118,6 +125,7 @@ public final class InteropHealthService: RegistrableRPCService {
       deserializer: ProtobufDeserializer<Grpc_Health_V1_HealthListRequest>(),
       serializer: ProtobufSerializer<Grpc_Health_V1_HealthListResponse>()
     ) { request, _ in
+      try Self.refuse(request.metadata, Self.noHealthKey)
       _ = try await InteropTestService.single(request.messages)
       let statuses = self.state.withLock { $0.statuses }
       let response = Grpc_Health_V1_HealthListResponse.with {
@@ -130,9 +138,7 @@ public final class InteropHealthService: RegistrableRPCService {
       deserializer: ProtobufDeserializer<Grpc_Health_V1_HealthCheckRequest>(),
       serializer: ProtobufSerializer<Grpc_Health_V1_HealthCheckResponse>()
     ) { request, _ in
-      if request.metadata[Self.noWatchKey].contains(where: { _ in true }) {
-        throw RPCError(code: .unimplemented, message: "Watch is not implemented (\(Self.noWatchKey))")
-      }
+      try Self.refuse(request.metadata, Self.noHealthKey, Self.noWatchKey)
       let service = try await InteropTestService.single(request.messages).service
       guard let (id, statuses) = self.watch(service) else {
         throw RPCError(code: .unavailable, message: "The server is shutting down")
@@ -150,6 +156,14 @@ public final class InteropHealthService: RegistrableRPCService {
         }
         return [:]
       }
+    }
+  }
+
+  /// Throws `UNIMPLEMENTED` for a call that ``noHealthKey`` (or, for `Watch`, ``noWatchKey``)
+  /// asks to find no such method.
+  private static func refuse(_ metadata: Metadata, _ keys: String...) throws {
+    for key in keys where metadata[key].contains(where: { _ in true }) {
+      throw RPCError(code: .unimplemented, message: "Not implemented here (\(key))")
     }
   }
 

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# grpc-calls list and describe against a server with reflection and the interop TestService:
+# each must print what grpcurl prints for these symbols (the lines below, among others).
+#
+# Usage: interop/check-reflection.sh path/to/grpc-calls HOST:PORT
+set -euo pipefail
+tool="$1"
+target="$2"
+status=0
+
+expect() {
+  local what="$1" line="$2" output="$3"
+  if grep -qxF -- "$line" <<<"$output"; then
+    echo "ok    $what: $line"
+  else
+    echo "FAIL  $what: no line '$line' in:" >&2
+    echo "$output" >&2
+    status=1
+  fi
+}
+
+services="$("$tool" list "$target")" || { echo "FAIL  list $target: $services" >&2; exit 1; }
+expect "list" "grpc.testing.TestService" "$services"
+expect "list" "grpc.health.v1.Health" "$services"
+
+methods="$("$tool" list "$target" grpc.testing.TestService)"
+expect "list TestService" "grpc.testing.TestService.FullDuplexCall" "$methods"
+
+service="$("$tool" describe "$target" grpc.testing.TestService)"
+expect "describe TestService" "grpc.testing.TestService is a service:" "$service"
+expect "describe TestService" \
+  "  rpc StreamingOutputCall ( .grpc.testing.StreamingOutputCallRequest ) returns ( stream .grpc.testing.StreamingOutputCallResponse );" \
+  "$service"
+
+message="$("$tool" describe "$target" grpc.testing.SimpleRequest)"
+expect "describe SimpleRequest" "grpc.testing.SimpleRequest is a message:" "$message"
+expect "describe SimpleRequest" "  .grpc.testing.Payload payload = 3;" "$message"
+expect "describe SimpleRequest" "  .grpc.testing.BoolValue expect_compressed = 8;" "$message"
+
+method="$("$tool" describe "$target" grpc.testing.TestService.UnaryCall)"
+expect "describe UnaryCall" "rpc UnaryCall ( .grpc.testing.SimpleRequest ) returns ( .grpc.testing.SimpleResponse );" "$method"
+
+if "$tool" describe "$target" no.such.Symbol >/dev/null 2>&1; then
+  echo "FAIL  describe no.such.Symbol succeeded" >&2
+  status=1
+else
+  echo "ok    describe no.such.Symbol fails"
+fi
+exit "$status"
