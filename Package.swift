@@ -278,6 +278,16 @@ let package = Package(
       swiftSettings: swiftSettings
     ),
     .testTarget(
+      name: "GRPCCallsReflectionTests",
+      dependencies: [
+        .target(name: "GRPCCallsReflection"),
+        .target(name: "GRPCCalls"),
+        .product(name: "GRPCCore", package: "grpc-swift-2"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
       name: "GRPCLegacyTests",
       dependencies: [
         .target(name: "GRPCLegacy"),

@@ -25,6 +25,13 @@ expect "list" "grpc.health.v1.Health" "$services"
 
 methods="$("$tool" list "$target" grpc.testing.TestService)"
 expect "list TestService" "grpc.testing.TestService.FullDuplexCall" "$methods"
+if [ "$methods" = "$(LC_ALL=C sort <<<"$methods")" ] && [ "$(wc -l <<<"$methods")" -eq 8 ]; then
+  echo "ok    list TestService: its 8 methods, sorted"
+else
+  echo "FAIL  list TestService: expected its 8 methods, sorted:" >&2
+  echo "$methods" >&2
+  status=1
+fi
 
 service="$("$tool" describe "$target" grpc.testing.TestService)"
 expect "describe TestService" "grpc.testing.TestService is a service:" "$service"

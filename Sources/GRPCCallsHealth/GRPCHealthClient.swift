@@ -16,7 +16,7 @@ internal import GRPCProtoCalls
 /// }
 /// ```
 ///
-/// Its calls are ordinary grpc-calls calls: each method takes ``GRPCCallOptions`` (a timeout,
+/// Its calls are ordinary grpc-calls calls: each method takes `GRPCCallOptions` (a timeout,
 /// metadata, interceptors), and the channel is shared with the other clients of the same host
 /// and channel options.
 public struct GRPCHealthClient: Sendable {
@@ -152,7 +152,7 @@ public struct GRPCHealthClient: Sendable {
   }
 }
 
-/// A watch started by ``GRPCHealthClient/watch(service:options:callOptions:queue:onStatus:)``.
+/// A watch started by ``GRPCHealthClient/watch(service:options:callOptions:queue:onStatus:onFailure:)``.
 /// Keep it while you watch: released, it cancels the watch.
 public final class GRPCHealthWatch: Sendable {
   private let task: Task<Void, Never>

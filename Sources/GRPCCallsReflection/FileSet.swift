@@ -7,6 +7,15 @@ struct FileSet {
   private var files: [String: Google_Protobuf_FileDescriptorProto] = [:]
   /// Names in the order they arrived.
   private var arrival: [String] = []
+  /// Dependencies the server does not have.
+  private var unavailable: Set<String> = []
+
+  var count: Int { self.files.count }
+
+  /// Leaves `name` out: the server does not have it.
+  mutating func markUnavailable(_ name: String) {
+    self.unavailable.insert(name)
+  }
 
   /// Adds the files of a `FileDescriptorResponse`.
   ///
@@ -43,7 +52,7 @@ struct FileSet {
   /// A file that a file of the set imports and the set does not hold yet.
   var missingDependency: String? {
     for name in self.arrival {
-      if let missing = self.files[name]?.dependency.first(where: { self.files[$0] == nil }) {
+      if let missing = self.files[name]?.dependency.first(where: { self.files[$0] == nil && !self.unavailable.contains($0) }) {
         return missing
       }
     }

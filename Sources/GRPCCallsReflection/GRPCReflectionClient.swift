@@ -1,3 +1,4 @@
+public import Foundation
 public import GRPCCalls
 internal import GRPCCore
 internal import GRPCProtoCalls
@@ -14,12 +15,20 @@ public import SwiftProtobuf
 ///
 /// Each method is one conversation on one `ServerReflectionInfo` stream: a question, then one
 /// more for each file a file depends on that the server has not sent yet. A server that does
-/// not implement v1 (grpc-go before 1.45, older grpcio) is asked again over v1alpha, whose
-/// messages are the same on the wire.
+/// not implement v1 (grpcio-reflection and older grpc-go serve only v1alpha) is asked again over
+/// v1alpha, whose messages are the same on the wire. A conversation whose call options set no
+/// timeout gets ``defaultTimeout``.
 public struct GRPCReflectionClient: Sendable {
   private let host: String
   private let callOptions: GRPCCallOptions?
   private let channelPool: GRPCChannelPool
+
+  /// The deadline, in seconds, of a conversation whose options set none: a server that stops
+  /// answering must not hold the caller for ever.
+  public static let defaultTimeout: TimeInterval = 30
+  /// The most files one conversation takes: a server that keeps naming new dependencies must
+  /// not keep the caller asking.
+  static let mostFiles = 10_000
 
   /// Creates a client of the reflection service of `host`.
   ///
@@ -51,7 +60,9 @@ public struct GRPCReflectionClient: Sendable {
   }
 
   /// The file that defines `symbol` (a service, method, message, enum or extension, fully
-  /// qualified: `grpc.testing.TestService`), with every file it depends on, dependencies first.
+  /// qualified: `grpc.testing.TestService`), with every file it depends on that the server has,
+  /// dependencies first. (A dependency the server answers `NOT_FOUND` for, such as one grpc-go
+  /// leaves out, is left out.)
   ///
   /// - Throws: `GRPCError`: `NOT_FOUND` when the server knows no such symbol (its own answer),
   ///   `UNIMPLEMENTED` when it serves no reflection, `INTERNAL` when it sends a descriptor that
@@ -75,22 +86,33 @@ public struct GRPCReflectionClient: Sendable {
   ) async throws -> [Google_Protobuf_FileDescriptorProto] {
     var request = ReflectionRequest()
     request.fileByFilename = filename
-    return try await self.files(answering: request, callOptions)
+    return try await self.files(answering: request, expecting: filename, callOptions)
   }
 
   /// The files the answer to `request` holds, and those they depend on, asked for in turn on
   /// the same stream.
   private func files(
     answering request: ReflectionRequest,
+    expecting filename: String? = nil,
     _ callOptions: GRPCCallOptions?
   ) async throws -> [Google_Protobuf_FileDescriptorProto] {
     try await self.converse(callOptions) { conversation in
       var files = FileSet()
-      try files.add(try await conversation.ask(request))
+      try files.add(try await conversation.ask(request), expecting: filename)
       while let missing = files.missingDependency {
+        guard files.count < Self.mostFiles else {
+          throw GRPCError(
+            code: .internalError,
+            message: "The reflection server named more than \(Self.mostFiles) files for one symbol"
+          )
+        }
         var next = ReflectionRequest()
         next.fileByFilename = missing
-        try files.add(try await conversation.ask(next), expecting: missing)
+        do {
+          try files.add(try await conversation.ask(next), expecting: missing)
+        } catch let answer as ServerAnswer where answer.error.code == .notFound {
+          files.markUnavailable(missing)
+        }
       }
       return files.dependenciesFirst
     }
@@ -98,22 +120,29 @@ public struct GRPCReflectionClient: Sendable {
 
   /// Runs `body` on a conversation over v1, or over v1alpha when the server does not
   /// implement v1.
+  ///
+  /// Only the call's own `UNIMPLEMENTED` means "no such service": an `ErrorResponse` the server
+  /// answers a question with (``ServerAnswer``) is its answer, whatever its code.
   private func converse<Result: Sendable>(
     _ callOptions: GRPCCallOptions?,
     _ body: (ReflectionConversation) async throws -> Result
   ) async throws -> Result {
     do {
-      return try await self.converse(package: "grpc.reflection.v1", callOptions, body)
-    } catch let error as GRPCError where error.code == .unimplemented {
       do {
-        return try await self.converse(package: "grpc.reflection.v1alpha", callOptions, body)
-      } catch let alpha as GRPCError where alpha.code == .unimplemented {
-        var explained = alpha
-        explained.message =
-          "The server does not serve reflection (grpc.reflection.v1 nor v1alpha: \(alpha.message)); "
-          + "grpcio adds it with grpcio-reflection, grpc-go with google.golang.org/grpc/reflection"
-        throw explained
+        return try await self.converse(package: "grpc.reflection.v1", callOptions, body)
+      } catch let error as GRPCError where error.code == .unimplemented {
+        do {
+          return try await self.converse(package: "grpc.reflection.v1alpha", callOptions, body)
+        } catch let alpha as GRPCError where alpha.code == .unimplemented {
+          var explained = alpha
+          explained.message =
+            "The server does not serve reflection (grpc.reflection.v1 nor v1alpha: \(alpha.message)); "
+            + "grpcio adds it with grpcio-reflection, grpc-go with google.golang.org/grpc/reflection"
+          throw explained
+        }
       }
+    } catch let answer as ServerAnswer {
+      throw answer.error
     }
   }
 
@@ -129,24 +158,24 @@ public struct GRPCReflectionClient: Sendable {
       callOptions: self.callOptions,
       channelPool: self.channelPool
     )
+    var options = callOptions ?? service.callOptions
+    if options.timeout <= 0 {
+      options.timeout = Self.defaultTimeout
+    }
     let (requests, questions) = AsyncStream.makeStream(of: ReflectionRequest.self)
     defer { questions.finish() }
     return try await service.bidirectionalStreaming(
       method: "ServerReflectionInfo",
       requestType: ReflectionRequest.self,
       responseType: ReflectionResponse.self,
-      callOptions: callOptions
+      callOptions: options
     ) { writer in
       for await request in requests {
         try await writer.write(request)
       }
     } body: { responses in
-      let conversation = ReflectionConversation(questions: questions, answers: responses.makeAsyncIterator())
-      let result = try await body(conversation)
-      // Half-closes the stream: the server ends it, and the call closes with OK.
-      questions.finish()
-      while try await conversation.answers.next() != nil {}
-      return result
+      // Once the answers are in, the call ends (cancelled if the server has not closed it).
+      try await body(ReflectionConversation(questions: questions, answers: responses.makeAsyncIterator()))
     }
   }
 
@@ -164,7 +193,7 @@ typealias ReflectionResponse = Grpc_Reflection_V1_ServerReflectionResponse
 /// One `ServerReflectionInfo` stream, used by one task: each question waits for its answer.
 final class ReflectionConversation {
   private let questions: AsyncStream<ReflectionRequest>.Continuation
-  fileprivate var answers: GRPCResponseStream<ReflectionResponse>.AsyncIterator
+  private var answers: GRPCResponseStream<ReflectionResponse>.AsyncIterator
 
   fileprivate init(
     questions: AsyncStream<ReflectionRequest>.Continuation,
@@ -176,8 +205,8 @@ final class ReflectionConversation {
 
   /// The server's answer to `request`.
   ///
-  /// - Throws: `GRPCError` with the code and message of the server's `ErrorResponse`, or
-  ///   `INTERNAL` when the server ended the stream without an answer.
+  /// - Throws: ``ServerAnswer`` with the code and message of the server's `ErrorResponse`, or
+  ///   `GRPCError` `INTERNAL` when the server ended the stream without an answer.
   func ask(_ request: ReflectionRequest) async throws -> ReflectionResponse {
     self.questions.yield(request)
     guard let response = try await self.answers.next() else {
@@ -185,8 +214,14 @@ final class ReflectionConversation {
     }
     if case .errorResponse(let error)? = response.messageResponse {
       let code = Status.Code(rawValue: Int(error.errorCode)).flatMap(RPCError.Code.init) ?? .unknown
-      throw GRPCError(code: code, message: error.errorMessage)
+      throw ServerAnswer(error: GRPCError(code: code, message: error.errorMessage))
     }
     return response
   }
+}
+
+/// An `ErrorResponse` the server answered a question with, kept apart from the call's own
+/// failures until the conversation is over (``GRPCReflectionClient`` throws its `error`).
+struct ServerAnswer: Error {
+  let error: GRPCError
 }

@@ -103,7 +103,7 @@ public final class GRPCTokenRefreshInterceptor: GRPCInterceptor, @unchecked Send
       // A server that says when to come back (RetryInfo, pushback) is not asked sooner; a
       // delay that outlasts the call's deadline leaves the call to fail as the server said.
       let delay = error.serverRetryDelay
-      if self.retryable, !self.retried, !self.answered, self.waitFits(delay) {
+      if self.retryable, !self.retried, !self.answered, !Self.askedNotToRetry(error), self.waitFits(delay) {
         self.retried = true
         self.phase = .waiting
         self.manager.resetNextInterceptor()
@@ -117,8 +117,23 @@ public final class GRPCTokenRefreshInterceptor: GRPCInterceptor, @unchecked Send
 
   /// Whether a retry after `delay` would start before the call's deadline (no deadline: yes).
   private func waitFits(_ delay: Duration?) -> Bool {
-    guard let delay, let timeout = self.started?.call.timeout, timeout > 0 else { return true }
-    return ContinuousClock.now + delay < self.startedAt + .seconds(timeout)
+    guard let deadline = self.deadline else { return true }
+    return ContinuousClock.now + (delay ?? .zero) < deadline
+  }
+
+  /// The call's deadline, counted from its start here: the wait for a token is part of it.
+  private var deadline: ContinuousClock.Instant? {
+    guard let timeout = self.started?.call.timeout, timeout > 0 else { return nil }
+    return self.startedAt + .seconds(timeout)
+  }
+
+  /// Whether the server said not to retry: a negative (or unreadable) `grpc-retry-pushback-ms`
+  /// (gRFC A6).
+  private static func askedNotToRetry(_ error: GRPCError) -> Bool {
+    guard let pushback = error.trailers[stringValues: "grpc-retry-pushback-ms"].first(where: { _ in true }) else {
+      return false
+    }
+    return (Int64(pushback) ?? -1) < 0
   }
 
   // MARK: The token
@@ -143,25 +158,32 @@ public final class GRPCTokenRefreshInterceptor: GRPCInterceptor, @unchecked Send
     guard case .waiting = self.phase, let started = self.started else { return }
     switch result {
     case .success(let token):
-      self.phase = .running(token)
       var options = started.call
+      if let deadline = self.deadline {
+        // The call below gets what is left of the deadline, not a fresh one.
+        let left = deadline - .now
+        guard left > .zero else {
+          self.fail(GRPCError(code: .deadlineExceeded, message: "The deadline passed while the call waited for its access token"))
+          return
+        }
+        options.timeout = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+      }
+      self.phase = .running(token)
       let value = self.config.scheme.isEmpty ? token.value : "\(self.config.scheme) \(token.value)"
       options.initialMetadata.replaceOrAddString(value, forKey: self.config.metadataKey)
       self.manager.startNextInterceptor(requestOptions: started.request, callOptions: options)
       self.passHeldEvents()
     case .failure(let error):
-      self.phase = .closed
       let message = (error as? GRPCError)?.message ?? "\(error)"
-      self.manager.forwardPreviousInterceptorClose(
-        trailingMetadata: nil,
-        error: GRPCError(
-          code: .unauthenticated,
-          message: "Could not get an access token: \(message)",
-          cause: error
-        )
-      )
-      self.manager.shutDown()
+      self.fail(GRPCError(code: .unauthenticated, message: "Could not get an access token: \(message)", cause: error))
     }
+  }
+
+  /// Closes the call with `error` without starting it below.
+  private func fail(_ error: GRPCError) {
+    self.phase = .closed
+    self.manager.forwardPreviousInterceptorClose(trailingMetadata: nil, error: error)
+    self.manager.shutDown()
   }
 
   /// Passes on what the call did while it waited: every write (again, in a retry), the

@@ -34,7 +34,7 @@ public struct GRPCTokenRefreshInterceptorFactory: GRPCInterceptorFactory {
     public var refreshMargin: TimeInterval
     /// Whether an idempotent or cacheable call that fails with `UNAUTHENTICATED` is retried once
     /// with a fresh token: after the delay the server asked for, if it did
-    /// (``GRPCCalls/GRPCError/serverRetryDelay``), else at once. A delay that would pass the
+    /// (`GRPCError.serverRetryDelay`), else at once. A delay that would pass the
     /// call's deadline means no retry: the call fails with the server's status.
     public var retriesUnauthenticated: Bool
     /// The metadata key the token goes in.

@@ -51,11 +51,11 @@ struct ListServices: AsyncParsableCommand {
     if let service = self.service {
       let files: [Google_Protobuf_FileDescriptorProto]
       do {
-        files = try await client.fileDescriptors(containingSymbol: service)
+        files = try await client.fileDescriptors(containingSymbol: GRPCProtoText.bare(service))
       } catch let error as GRPCError where error.code == .notFound {
         throw ReflectionFailure("\(self.server.target) knows no service \(service) (NOT_FOUND: \(error.message))")
       }
-      guard let methods = ProtoText(files: files).methods(of: service) else {
+      guard let methods = GRPCProtoText(files: files).methods(of: service) else {
         throw ReflectionFailure("\(service) is not a service of \(self.server.target)")
       }
       for method in methods { Console.line(method) }
@@ -77,8 +77,8 @@ struct Describe: AsyncParsableCommand {
   var symbol: String
 
   func run() async throws {
-    let files = try await self.files(defining: self.symbol, client: self.server.client())
-    guard let text = ProtoText(files: files).describe(self.symbol) else {
+    let files = try await self.files(defining: GRPCProtoText.bare(self.symbol), client: self.server.client())
+    guard let text = GRPCProtoText(files: files).describe(self.symbol) else {
       throw ReflectionFailure("the server's files do not define \(self.symbol)")
     }
     Console.line(text)
