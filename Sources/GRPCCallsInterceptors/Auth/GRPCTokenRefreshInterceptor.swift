@@ -103,7 +103,7 @@ public final class GRPCTokenRefreshInterceptor: GRPCInterceptor, @unchecked Send
       // A server that says when to come back (RetryInfo, pushback) is not asked sooner; a
       // delay that outlasts the call's deadline leaves the call to fail as the server said.
       let delay = error.serverRetryDelay
-      if self.retryable, !self.retried, !self.answered, !Self.askedNotToRetry(error), self.waitFits(delay) {
+      if self.retryable, !self.retried, !self.answered, !error.serverAskedNotToRetry, self.waitFits(delay) {
         self.retried = true
         self.phase = .waiting
         self.manager.resetNextInterceptor()
@@ -125,15 +125,6 @@ public final class GRPCTokenRefreshInterceptor: GRPCInterceptor, @unchecked Send
   private var deadline: ContinuousClock.Instant? {
     guard let timeout = self.started?.call.timeout, timeout > 0 else { return nil }
     return self.startedAt + .seconds(timeout)
-  }
-
-  /// Whether the server said not to retry: a negative (or unreadable) `grpc-retry-pushback-ms`
-  /// (gRFC A6).
-  private static func askedNotToRetry(_ error: GRPCError) -> Bool {
-    guard let pushback = error.trailers[stringValues: "grpc-retry-pushback-ms"].first(where: { _ in true }) else {
-      return false
-    }
-    return (Int64(pushback) ?? -1) < 0
   }
 
   // MARK: The token
@@ -166,7 +157,7 @@ public final class GRPCTokenRefreshInterceptor: GRPCInterceptor, @unchecked Send
           self.fail(GRPCError(code: .deadlineExceeded, message: "The deadline passed while the call waited for its access token"))
           return
         }
-        options.timeout = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+        options.timeout = left / .seconds(1)
       }
       self.phase = .running(token)
       let value = self.config.scheme.isEmpty ? token.value : "\(self.config.scheme) \(token.value)"
