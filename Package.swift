@@ -167,6 +167,8 @@ let package = Package(
         .target(name: "GRPCProtoCalls"),
         // The interop case `health`, and the health service of the interop server.
         .target(name: "GRPCCallsHealth"),
+        // The messages of the interop server's reflection service.
+        .target(name: "GRPCCallsReflection"),
         .target(name: "GRPCLegacy"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
@@ -282,6 +284,8 @@ let package = Package(
       dependencies: [
         .target(name: "GRPCCallsReflection"),
         .target(name: "GRPCCalls"),
+        .target(name: "GRPCCallsInterop"),
+        .target(name: "GRPCCallsTestSupport"),
         .product(name: "GRPCCore", package: "grpc-swift-2"),
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
       ],

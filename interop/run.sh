@@ -8,7 +8,7 @@
 #     GO_LOAD_CALLS unary calls per face at 1, 64 and 200 in flight (default 10,000), against
 #     its defaults and against `--max-connection-age 1s` (a graceful GOAWAY every second);
 #     grpc-calls cancellation (CANCEL_RUNS runs, default 100) runs against both servers;
-#     grpc-calls list and describe (server reflection) run against both servers too;
+#     grpc-calls list and describe (server reflection) run against every server too;
 #  3. grpc-calls interop against our own server, `grpc-calls serve`;
 #  4. the grpcio client against `grpc-calls serve`, to show our test server is a faithful peer.
 #
@@ -129,6 +129,9 @@ start_server "$go_server" --port 0 --max-connection-age 1s
 echo "--- grpc-calls interop -> grpc-calls serve"
 start_server "$tool" serve --port 0
 "$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all --api all --use_cache true || status=1
+
+echo "--- grpc-calls list and describe -> grpc-calls serve (the interop server's reflection, v1)"
+interop/check-reflection.sh "$tool" "127.0.0.1:$port" || status=1
 
 echo "--- grpcio client -> grpc-calls serve"
 "$python" interop/python/client.py --server_host 127.0.0.1 --server_port "$port" --test_case all || status=1

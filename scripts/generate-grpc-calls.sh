@@ -7,7 +7,9 @@
 #    into Sources/GRPCCallsHealth/Generated, and its messages alone into
 #    Sources/GRPCCallsInterop/GeneratedHealth (for the interop server's health service);
 #  - the reflection messages (Protos/grpc/reflection/v1/reflection.proto), into
-#    Sources/GRPCCallsReflection/Generated.
+#    Sources/GRPCCallsReflection/Generated (visible in the package: the interop server's
+#    reflection service uses them too), and the descriptors of every file that service
+#    describes, into Sources/GRPCCallsInterop/GeneratedReflection.
 #
 # Both plugins build in seconds from this package's dependencies, so CI regenerates into a temp
 # dir and diffs: `scripts/generate-grpc-calls.sh --check`. That run also proves protoc drives
@@ -51,25 +53,60 @@ health() {
   )
 }
 
-# Messages alone, internal to their module: the interop server's copy of the health messages
-# (so that neither module's public interface carries types an app may generate itself), and
-# the reflection client's (v1; v1alpha's are the same on the wire, and the client calls both
-# versions through GRPCProtoService, so it needs no generated client).
+# Messages alone, internal to their module (or as `visibility` says): the interop server's copy
+# of the health messages (so that neither module's public interface carries types an app may
+# generate itself), and the reflection client's (v1; v1alpha's are the same on the wire, and the
+# client calls both versions through GRPCProtoService, so it needs no generated client).
 messages() {
-  local out="$1" proto="$2"
+  local out="$1" proto="$2" visibility="${3:-Internal}"
   (
     cd "$root/Protos"
     protoc --plugin=protoc-gen-swift="$bin/protoc-gen-swift" --swift_out="$out" \
       --swift_opt=FileNaming=DropPath --swift_opt=UseAccessLevelOnImports=true \
+      --swift_opt=Visibility="$visibility" \
       "$proto"
   )
+}
+
+# The reflection messages, visible in this package only: the interop server's reflection
+# service uses them too.
+reflection_messages() {
+  messages "$1" grpc/reflection/v1/reflection.proto Package
+}
+
+# The interop server's reflection service: its messages, and the descriptors of the files it
+# describes (protoc's FileDescriptorSet, with every import, as base64 in a Swift file; no
+# resource bundle to find at run time).
+interop_reflection() {
+  local out="$1"
+  local set
+  set="$(mktemp)"
+  (
+    cd "$root/Protos"
+    protoc --include_imports --descriptor_set_out="$set" \
+      src/proto/grpc/testing/test.proto grpc/health/v1/health.proto \
+      grpc/reflection/v1/reflection.proto grpc/reflection/v1alpha/reflection.proto
+  )
+  {
+    echo "// DO NOT EDIT."
+    echo "// Written by scripts/generate-grpc-calls.sh: protoc --include_imports --descriptor_set_out"
+    echo "// of test.proto, health.proto and both reflection.proto, base64 (a FileDescriptorSet)."
+    echo ""
+    echo "internal enum InteropDescriptors {"
+    echo "  static let fileDescriptorSetBase64 = \"\"\""
+    base64 -w 96 "$set" | sed 's/^/    /'
+    echo "    \"\"\""
+    echo "}"
+  } >"$out/descriptors.swift"
+  rm -f "$set"
 }
 
 jobs=(
   "Sources/GRPCCallsInterop/GeneratedClient interop_client"
   "Sources/GRPCCallsHealth/Generated health"
   "Sources/GRPCCallsInterop/GeneratedHealth messages grpc/health/v1/health.proto"
-  "Sources/GRPCCallsReflection/Generated messages grpc/reflection/v1/reflection.proto"
+  "Sources/GRPCCallsReflection/Generated reflection_messages"
+  "Sources/GRPCCallsInterop/GeneratedReflection interop_reflection"
 )
 
 status=0

@@ -3,7 +3,9 @@ internal import GRPCNIOTransportHTTP2Posix
 internal import NIOCore
 internal import Synchronization
 
-/// The gRPC interop `TestService` on a real `GRPCServer` over HTTP/2, plaintext or TLS.
+/// The gRPC interop `TestService` on a real `GRPCServer` over HTTP/2, plaintext or TLS, with
+/// the standard health service (``InteropHealthService``) and server reflection
+/// (``InteropReflectionService``).
 ///
 /// ```swift
 /// let server = try await InteropServer.start(host: "127.0.0.1", port: 0)
@@ -108,7 +110,11 @@ public final class InteropServer: Sendable {
       transportSecurity: security,
       config: config
     )
-    let server = GRPCServer(transport: transport, services: [InteropTestService(recorder: recorder), recorder.health])
+    let reflection = try InteropReflectionService(listing: ["grpc.testing.TestService", "grpc.health.v1.Health"])
+    let server = GRPCServer(
+      transport: transport,
+      services: [InteropTestService(recorder: recorder), recorder.health, reflection]
+    )
     let serveTask = Task { try await server.serve() }
     do {
       guard let bound = try await transport.listeningAddress.ipv4 else {
