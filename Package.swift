@@ -140,7 +140,7 @@ let package = Package(
     .target(
       name: "GRPCCallsCodeGen",
       dependencies: [
-        .product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf"),
+        .product(name: "SwiftProtobufPluginLibrary", package: "swift-protobuf")
       ],
       swiftSettings: swiftSettings
     ),

@@ -49,15 +49,20 @@ struct PluginConfig {
       return typed
     }
     let known = [
-      "visibility", "messages", "clients", "async", "shortServiceNames", "v1Compatibility", "fileNaming",
+      "visibility", "messages", "clients", "async", "shortServiceNames", "v1Compatibility",
+      "fileNaming",
       "importPaths", "moduleImports", "protocPath",
     ]
     if let unknown = json.keys.sorted().first(where: { !known.contains($0) }) {
-      throw PluginError("\(Self.fileName): unknown key '\(unknown)'; known: \(known.joined(separator: ", "))")
+      throw PluginError(
+        "\(Self.fileName): unknown key '\(unknown)'; known: \(known.joined(separator: ", "))"
+      )
     }
     self.visibility = try value("visibility", String.self) ?? self.visibility
     guard ["internal", "package", "public"].contains(self.visibility) else {
-      throw PluginError("\(Self.fileName): visibility must be internal, package or public, not '\(self.visibility)'")
+      throw PluginError(
+        "\(Self.fileName): visibility must be internal, package or public, not '\(self.visibility)'"
+      )
     }
     self.messages = try value("messages", Bool.self) ?? self.messages
     self.clients = try value("clients", Bool.self) ?? self.clients

@@ -46,7 +46,9 @@ struct GRPCCallsPlugin: BuildToolPlugin {
         Generator(
           name: "swift",
           tool: try context.tool(named: "protoc-gen-swift").url,
-          options: ["Visibility=\(config.visibility.capitalized)", "FileNaming=\(config.fileNaming)"],
+          options: [
+            "Visibility=\(config.visibility.capitalized)", "FileNaming=\(config.fileNaming)",
+          ],
           suffix: ".pb.swift",
           label: "Swift messages",
           setting: "\"messages\": false",
@@ -79,12 +81,19 @@ struct GRPCCallsPlugin: BuildToolPlugin {
     for generator in generators {
       for proto in protos {
         let relative = String(proto.path.dropFirst(root.path.count + 1))
-        if generator.onlyWithServices, !ProtoScan.declaresService(try String(contentsOf: proto, encoding: .utf8)) {
+        if generator.onlyWithServices,
+          !ProtoScan.declaresService(try String(contentsOf: proto, encoding: .utf8))
+        {
           continue
         }
         let name = config.outputName(relative, suffix: generator.suffix)
         outputs.append(
-          OutputCheck.Output(proto: relative, path: name, suffix: generator.suffix, setting: generator.setting)
+          OutputCheck.Output(
+            proto: relative,
+            path: name,
+            suffix: generator.suffix,
+            setting: generator.setting
+          )
         )
         var arguments = ["--plugin=protoc-gen-\(generator.name)=\(generator.tool.path)"]
         arguments.append("--\(generator.name)_out=\(output.path)")
@@ -102,7 +111,9 @@ struct GRPCCallsPlugin: BuildToolPlugin {
         )
       }
     }
-    let existing = sourceTarget.sourceFiles(withSuffix: "swift").map { String($0.url.path.dropFirst(root.path.count + 1)) }
+    let existing = sourceTarget.sourceFiles(withSuffix: "swift").map {
+      String($0.url.path.dropFirst(root.path.count + 1))
+    }
     try OutputCheck.check(outputs, existing: existing)
     return commands
   }

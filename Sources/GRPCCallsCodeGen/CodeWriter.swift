@@ -13,7 +13,8 @@ struct CodeWriter {
 
   /// Writes `///` comment lines (as SwiftProtobuf renders proto comments) at this indentation.
   mutating func comments(_ comments: String) {
-    for line in comments.split(separator: "\n", omittingEmptySubsequences: false) where !line.isEmpty {
+    for line in comments.split(separator: "\n", omittingEmptySubsequences: false)
+    where !line.isEmpty {
       self.line(String(line))
     }
   }

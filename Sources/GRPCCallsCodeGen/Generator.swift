@@ -11,7 +11,10 @@ public struct Generator: Sendable {
 
   /// The name of the file generated for `file`: `foo/bar.proto` → `foo/bar.grpc-calls.swift`
   /// (or as ``GeneratorOptions/fileNaming`` says).
-  public static func outputName(for file: FileDescriptor, naming: GeneratorOptions.FileNaming = .fullPath) -> String {
+  public static func outputName(
+    for file: FileDescriptor,
+    naming: GeneratorOptions.FileNaming = .fullPath
+  ) -> String {
     let base = file.name.hasSuffix(".proto") ? String(file.name.dropLast(6)) : file.name
     let named: String
     switch naming {
@@ -49,7 +52,9 @@ public struct Generator: Sendable {
       out.line("\(importAccess)import GRPCLegacy")
     }
     let messageModules = Self.messageModules(of: file, mappings: mappings)
-    for module in messageModules + self.options.extraModuleImports.filter({ !messageModules.contains($0) }) {
+    for module in messageModules
+      + self.options.extraModuleImports.filter({ !messageModules.contains($0) })
+    {
       out.line("\(importAccess)import \(module)")
     }
     for service in file.services {
@@ -62,10 +67,16 @@ public struct Generator: Sendable {
 
   /// The modules, other than the file's own, of the messages `file`'s methods take and return,
   /// in order.
-  static func messageModules(of file: FileDescriptor, mappings: ProtoFileToModuleMappings) -> [String] {
+  static func messageModules(
+    of file: FileDescriptor,
+    mappings: ProtoFileToModuleMappings
+  ) -> [String] {
     let own = mappings.moduleName(forFile: file)
-    let types = file.services.flatMap(\.methods).flatMap { [$0.inputType, $0.outputType] }.compactMap { $0 }
-    let modules = Set(types.compactMap { mappings.moduleName(forFile: $0.file) }).subtracting([own].compactMap { $0 })
+    let types = file.services.flatMap(\.methods).flatMap { [$0.inputType, $0.outputType] }
+      .compactMap { $0 }
+    let modules = Set(types.compactMap { mappings.moduleName(forFile: $0.file) }).subtracting(
+      [own].compactMap { $0 }
+    )
     return modules.sorted()
   }
 }

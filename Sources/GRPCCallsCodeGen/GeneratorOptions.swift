@@ -60,7 +60,9 @@ public struct GeneratorOptions: Sendable, Equatable {
   /// - Throws: ``GeneratorError`` naming an unknown option or value.
   public init(parameters: [(key: String, value: String)]) throws {
     func bool(_ key: String, _ value: String) throws -> Bool {
-      guard let flag = Bool(value) else { throw GeneratorError("\(key) must be true or false, not '\(value)'") }
+      guard let flag = Bool(value) else {
+        throw GeneratorError("\(key) must be true or false, not '\(value)'")
+      }
       return flag
     }
     for (key, value) in parameters {
@@ -78,7 +80,9 @@ public struct GeneratorOptions: Sendable, Equatable {
         self.shortServiceNames = try bool(key, value)
       case "FileNaming":
         guard let naming = FileNaming(rawValue: value) else {
-          throw GeneratorError("FileNaming must be FullPath, PathToUnderscores or DropPath, not '\(value)'")
+          throw GeneratorError(
+            "FileNaming must be FullPath, PathToUnderscores or DropPath, not '\(value)'"
+          )
         }
         self.fileNaming = naming
       case "NoV1Compatibility":

@@ -47,7 +47,9 @@ public struct ServiceModel: Sendable, Equatable {
     self.package = service.file.package
     self.protoName = service.name
     let prefix = shortName ? "" : namer.typePrefix(forFile: service.file)
-    self.typeName = prefix.isEmpty ? SwiftNames.typeBaseName(service.name) : prefix + NamingUtils.toUpperCamelCase(service.name)
+    self.typeName =
+      prefix.isEmpty
+      ? SwiftNames.typeBaseName(service.name) : prefix + NamingUtils.toUpperCamelCase(service.name)
     self.comments = service.protoSourceComments()
     let names = Set(service.methods.map { NamingUtils.toLowerCamelCase($0.name) })
     self.methods = service.methods.map { method in
@@ -60,7 +62,8 @@ public struct ServiceModel: Sendable, Equatable {
         clientStreaming: method.clientStreaming,
         serverStreaming: method.serverStreaming,
         comments: method.protoSourceComments(),
-        metadataFunctionName: names.contains(name + "Response") ? name + "WithMetadata" : name + "Response"
+        metadataFunctionName: names.contains(name + "Response")
+          ? name + "WithMetadata" : name + "Response"
       )
     }
   }

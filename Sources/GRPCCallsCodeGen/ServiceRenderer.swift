@@ -45,8 +45,12 @@ struct ServiceRenderer {
     out.indented { out in
       out.line("// @unchecked: GRPCProtoService holds only constants, and this class adds none.")
       out.blankLine()
-      out.line("/// A client of `\(self.fullServiceName)` on `host`; calls without options of their own use")
-      out.line("/// `callOptions` (or, for v1 calls, the host's `GRPCHost` settings when it is `nil`).")
+      out.line(
+        "/// A client of `\(self.fullServiceName)` on `host`; calls without options of their own use"
+      )
+      out.line(
+        "/// `callOptions` (or, for v1 calls, the host's `GRPCHost` settings when it is `nil`)."
+      )
       out.line("\(self.access) init(")
       out.indented { out in
         out.line("host: String,")
@@ -77,7 +81,9 @@ struct ServiceRenderer {
 
   /// The methods with gRPC Objective-C's untyped handler, for code ported from it.
   private func renderUntyped(into out: inout CodeWriter) {
-    out.line("// Untyped handlers (GRPCProtoResponseHandler), as gRPC Objective-C's generated methods take.")
+    out.line(
+      "// Untyped handlers (GRPCProtoResponseHandler), as gRPC Objective-C's generated methods take."
+    )
     out.line("extension \(self.service.className) {")
     out.indented { out in
       for (index, method) in self.service.methods.enumerated() {
@@ -89,8 +95,14 @@ struct ServiceRenderer {
     out.line("}")
   }
 
-  private func renderCallbackMethod(_ method: ServiceModel.Method, handler: Handler, into out: inout CodeWriter) {
-    out.line("\(self.access) func \(self.callbackSignature(method, handler: handler, defaults: true)) {")
+  private func renderCallbackMethod(
+    _ method: ServiceModel.Method,
+    handler: Handler,
+    into out: inout CodeWriter
+  ) {
+    out.line(
+      "\(self.access) func \(self.callbackSignature(method, handler: handler, defaults: true)) {"
+    )
     out.indented { out in
       if method.clientStreaming {
         out.line("self.streamingCall(")
@@ -151,7 +163,12 @@ struct ServiceRenderer {
         out.line("callOptions: GRPCCallOptions? = nil")
       }
       out.line(") async throws -> \(response) {")
-      self.call(into: &out, "unary", method, ["request: request", "responseType: \(response).self"])
+      self.call(
+        into: &out,
+        "unary",
+        method,
+        ["request: request", "responseType: \(response).self"]
+      )
     case (false, true):
       out.line("\(self.access) func \(name)<Result: Sendable>(")
       out.indented { out in
@@ -160,7 +177,13 @@ struct ServiceRenderer {
         out.line("body: (\(stream)) async throws -> Result")
       }
       out.line(") async throws -> Result {")
-      self.call(into: &out, "serverStreaming", method, ["request: request", "responseType: \(response).self"], trailing: "body: body")
+      self.call(
+        into: &out,
+        "serverStreaming",
+        method,
+        ["request: request", "responseType: \(response).self"],
+        trailing: "body: body"
+      )
     case (true, false):
       out.line("\(self.access) func \(name)(")
       out.indented { out in
@@ -169,8 +192,11 @@ struct ServiceRenderer {
       }
       out.line(") async throws -> \(response) {")
       self.call(
-        into: &out, "clientStreaming", method,
-        ["requestType: \(request).self", "responseType: \(response).self"], trailing: "requests: requests"
+        into: &out,
+        "clientStreaming",
+        method,
+        ["requestType: \(request).self", "responseType: \(response).self"],
+        trailing: "requests: requests"
       )
     case (true, true):
       out.line("\(self.access) func \(name)<Result: Sendable>(")
@@ -181,7 +207,9 @@ struct ServiceRenderer {
       }
       out.line(") async throws -> Result {")
       self.call(
-        into: &out, "bidirectionalStreaming", method,
+        into: &out,
+        "bidirectionalStreaming",
+        method,
         ["requestType: \(request).self", "responseType: \(response).self"],
         trailing: "requests: requests,\nbody: body"
       )
@@ -191,7 +219,8 @@ struct ServiceRenderer {
 
   /// The unary-response method that returns the response with its headers and trailers (a
   /// streamed response has them on its `GRPCResponseStream`).
-  private func renderAsyncMetadataMethod(_ method: ServiceModel.Method, into out: inout CodeWriter) {
+  private func renderAsyncMetadataMethod(_ method: ServiceModel.Method, into out: inout CodeWriter)
+  {
     let request = method.requestType
     let response = method.responseType
     let plain = method.swiftName.replacingOccurrences(of: "`", with: "")
@@ -209,11 +238,19 @@ struct ServiceRenderer {
     out.line(") async throws -> GRPCResponse<\(response)> {")
     if method.clientStreaming {
       self.call(
-        into: &out, "clientStreamingResponse", method,
-        ["requestType: \(request).self", "responseType: \(response).self"], trailing: "requests: requests"
+        into: &out,
+        "clientStreamingResponse",
+        method,
+        ["requestType: \(request).self", "responseType: \(response).self"],
+        trailing: "requests: requests"
       )
     } else {
-      self.call(into: &out, "unaryResponse", method, ["request: request", "responseType: \(response).self"])
+      self.call(
+        into: &out,
+        "unaryResponse",
+        method,
+        ["request: request", "responseType: \(response).self"]
+      )
     }
     out.line("}")
   }
@@ -253,7 +290,11 @@ struct ServiceRenderer {
   }
 
   /// The callback method's signature, after `func`.
-  private func callbackSignature(_ method: ServiceModel.Method, handler: Handler, defaults: Bool) -> String {
+  private func callbackSignature(
+    _ method: ServiceModel.Method,
+    handler: Handler,
+    defaults: Bool
+  ) -> String {
     let options = "callOptions: GRPCCallOptions?\(defaults ? " = nil" : "")"
     let handlerType =
       switch handler {
@@ -264,11 +305,13 @@ struct ServiceRenderer {
       return "\(method.swiftName)(responseHandler: \(handlerType), \(options)) "
         + "-> GRPCStreamingProtoCall<\(method.requestType), \(method.responseType)>"
     }
-    return "\(method.swiftName)(message: \(method.requestType), responseHandler: \(handlerType), \(options)) -> GRPCUnaryProtoCall"
+    return
+      "\(method.swiftName)(message: \(method.requestType), responseHandler: \(handlerType), \(options)) -> GRPCUnaryProtoCall"
   }
 
   private var fullServiceName: String {
-    self.service.package.isEmpty ? self.service.protoName : "\(self.service.package).\(self.service.protoName)"
+    self.service.package.isEmpty
+      ? self.service.protoName : "\(self.service.package).\(self.service.protoName)"
   }
 
   private func literal(_ text: String) -> String {

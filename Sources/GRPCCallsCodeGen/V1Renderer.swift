@@ -7,7 +7,9 @@ struct V1Renderer {
   let access: String
 
   func render(into out: inout CodeWriter) {
-    out.line("/// gRPC Objective-C's v1 methods (GRPCLegacy): each starts a `GRPCProtoCall` at once, or")
+    out.line(
+      "/// gRPC Objective-C's v1 methods (GRPCLegacy): each starts a `GRPCProtoCall` at once, or"
+    )
     out.line("/// returns it unstarted (`rpcTo…`) to set its request headers first.")
     out.line("\(self.access) protocol \(self.service.v1ProtocolName): Sendable {")
     out.indented { out in
@@ -38,7 +40,9 @@ struct V1Renderer {
     out.comments(method.comments)
     out.line("\(self.access) func \(self.startingSignature(method)) {")
     out.indented { out in
-      out.line("self.\(method.v1CallName)(\(inputArgument): \(input.name), \(handler): \(handler)).start()")
+      out.line(
+        "self.\(method.v1CallName)(\(inputArgument): \(input.name), \(handler): \(handler)).start()"
+      )
     }
     out.line("}")
     out.blankLine()
@@ -48,7 +52,9 @@ struct V1Renderer {
       out.line("self.rpc(")
       out.indented { out in
         out.line("toMethod: \(SwiftNames.literal(method.protoName)),")
-        out.line("requestsWriter: \(method.clientStreaming ? input.name : "GRXWriter(value: \(input.name))"),")
+        out.line(
+          "requestsWriter: \(method.clientStreaming ? input.name : "GRXWriter(value: \(input.name))"),"
+        )
         out.line("responseClass: \(method.responseType).self,")
         let factory = method.serverStreaming ? "eventHandler" : "unaryHandler"
         out.line("responsesWriteable: GRXHandlerWriteable.\(factory)(\(handler))")
@@ -71,11 +77,14 @@ struct V1Renderer {
   private func parameters(_ method: ServiceModel.Method) -> String {
     let (input, inputArgument) = self.input(method)
     let (handler, handlerType) = self.handler(method)
-    return "\(inputArgument) \(input.name): \(input.type), \(handler): @escaping @Sendable \(handlerType)"
+    return
+      "\(inputArgument) \(input.name): \(input.type), \(handler): @escaping @Sendable \(handlerType)"
   }
 
   /// The request parameter: a message, or a writer of them when the client streams.
-  private func input(_ method: ServiceModel.Method) -> (argument: (name: String, type: String), label: String) {
+  private func input(
+    _ method: ServiceModel.Method
+  ) -> (argument: (name: String, type: String), label: String) {
     method.clientStreaming
       ? ((name: "requestsWriter", type: "GRXWriter"), "withRequestsWriter")
       : ((name: "request", type: method.requestType), "with")
@@ -84,7 +93,10 @@ struct V1Renderer {
   /// The handler parameter: one response or an error, or events when the server streams.
   private func handler(_ method: ServiceModel.Method) -> (name: String, type: String) {
     method.serverStreaming
-      ? ("eventHandler", "(_ done: Bool, _ response: \(method.responseType)?, _ error: GRPCError?) -> Void")
+      ? (
+        "eventHandler",
+        "(_ done: Bool, _ response: \(method.responseType)?, _ error: GRPCError?) -> Void"
+      )
       : ("handler", "(_ response: \(method.responseType)?, _ error: GRPCError?) -> Void")
   }
 }

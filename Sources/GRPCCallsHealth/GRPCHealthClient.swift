@@ -28,8 +28,16 @@ public struct GRPCHealthClient: Sendable {
   ///   - host: The server: `name[:port]` or a target with a scheme, as for any service.
   ///   - callOptions: The options of calls that do not bring their own.
   ///   - channelPool: The pool to take channels from; the shared pool by default.
-  public init(host: String, callOptions: GRPCCallOptions? = nil, channelPool: GRPCChannelPool = .shared) {
-    self.health = Grpc_Health_V1_Health(host: host, callOptions: callOptions, channelPool: channelPool)
+  public init(
+    host: String,
+    callOptions: GRPCCallOptions? = nil,
+    channelPool: GRPCChannelPool = .shared
+  ) {
+    self.health = Grpc_Health_V1_Health(
+      host: host,
+      callOptions: callOptions,
+      channelPool: channelPool
+    )
   }
 
   /// The health of `service`, or of the server as a whole for `""` (the default).
@@ -38,11 +46,16 @@ public struct GRPCHealthClient: Sendable {
   ///
   /// - Throws: `GRPCError`: `UNIMPLEMENTED` when the server serves no health service, or the
   ///   call's own failure (`UNAVAILABLE`, `DEADLINE_EXCEEDED`…).
-  public func check(service: String = "", callOptions: GRPCCallOptions? = nil) async throws -> GRPCServingStatus {
+  public func check(
+    service: String = "",
+    callOptions: GRPCCallOptions? = nil
+  ) async throws -> GRPCServingStatus {
     var request = Grpc_Health_V1_HealthCheckRequest()
     request.service = service
     do {
-      return GRPCServingStatus(try await self.health.check(request, callOptions: callOptions).status)
+      return GRPCServingStatus(
+        try await self.health.check(request, callOptions: callOptions).status
+      )
     } catch let error as GRPCError where error.code == .notFound {
       return .serviceUnknown
     } catch let error as GRPCError where error.code == .unimplemented {
@@ -55,9 +68,13 @@ public struct GRPCHealthClient: Sendable {
   /// - Throws: `GRPCError`: `UNIMPLEMENTED` when the server's health service predates `List`
   ///   (use ``check(service:callOptions:)``), `RESOURCE_EXHAUSTED` when it knows more than 100
   ///   services, or the call's own failure.
-  public func list(callOptions: GRPCCallOptions? = nil) async throws -> [String: GRPCServingStatus] {
+  public func list(callOptions: GRPCCallOptions? = nil) async throws -> [String: GRPCServingStatus]
+  {
     do {
-      let response = try await self.health.list(Grpc_Health_V1_HealthListRequest(), callOptions: callOptions)
+      let response = try await self.health.list(
+        Grpc_Health_V1_HealthListRequest(),
+        callOptions: callOptions
+      )
       return response.statuses.mapValues { GRPCServingStatus($0.status) }
     } catch let error as GRPCError where error.code == .unimplemented {
       throw Self.noHealthService(error, method: "List")
@@ -84,7 +101,12 @@ public struct GRPCHealthClient: Sendable {
     options: GRPCHealthWatchOptions = GRPCHealthWatchOptions(),
     callOptions: GRPCCallOptions? = nil
   ) -> AsyncThrowingStream<GRPCServingStatus, any Error> {
-    let watcher = HealthWatcher(client: self, service: service, options: options, callOptions: callOptions)
+    let watcher = HealthWatcher(
+      client: self,
+      service: service,
+      options: options,
+      callOptions: callOptions
+    )
     return AsyncThrowingStream { continuation in
       let task = Task { await watcher.run(continuation) }
       continuation.onTermination = { _ in task.cancel() }

@@ -15,7 +15,11 @@ public struct GRPCHealthWatchOptions: Sendable, Hashable {
   public var pollInterval: TimeInterval
 
   /// Creates watch options; the defaults are gRPC's connection backoff and a 5-second poll.
-  public init(initialBackoff: TimeInterval = 1, maxBackoff: TimeInterval = 120, pollInterval: TimeInterval = 5) {
+  public init(
+    initialBackoff: TimeInterval = 1,
+    maxBackoff: TimeInterval = 120,
+    pollInterval: TimeInterval = 5
+  ) {
     self.initialBackoff = initialBackoff
     self.maxBackoff = maxBackoff
     self.pollInterval = pollInterval

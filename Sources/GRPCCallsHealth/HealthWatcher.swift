@@ -38,10 +38,14 @@ struct HealthWatcher: Sendable {
   }
 
   private func watch(_ changes: Changes) async throws {
-    var backoff = Backoff(initial: Self.sane(self.options.initialBackoff), max: Self.sane(self.options.maxBackoff))
+    var backoff = Backoff(
+      initial: Self.sane(self.options.initialBackoff),
+      max: Self.sane(self.options.maxBackoff)
+    )
     while !Task.isCancelled {
       do {
-        try await self.client.watchOnce(service: self.service, callOptions: self.callOptions) { status in
+        try await self.client.watchOnce(service: self.service, callOptions: self.callOptions) {
+          status in
           backoff.reset()
           changes.yield(status)
         }
@@ -64,7 +68,9 @@ struct HealthWatcher: Sendable {
   private func poll(_ changes: Changes) async throws {
     while !Task.isCancelled {
       do {
-        changes.yield(try await self.client.check(service: self.service, callOptions: self.callOptions))
+        changes.yield(
+          try await self.client.check(service: self.service, callOptions: self.callOptions)
+        )
       } catch let error as GRPCError where error.code == .unimplemented {
         throw error
       } catch {
@@ -98,7 +104,7 @@ struct Backoff {
 
   /// The next wait, in seconds.
   mutating func next() -> TimeInterval {
-    let wait = self.current * Double.random(in: 0.8...1.2)
+    let wait = self.current * Double.random(in: 0.8 ... 1.2)
     self.current = Swift.min(self.current * 1.6, self.max)
     return wait
   }

@@ -46,13 +46,13 @@ package struct ChannelArgSettings: Hashable, Sendable {
       let arg = Arg(name: name, value: value)
       switch name {
       case "grpc.max_receive_message_length":
-        self.responseSizeLimit = try arg.integer(in: 0...Int(Int32.max))
+        self.responseSizeLimit = try arg.integer(in: 0 ... Int(Int32.max))
       case "grpc.keepalive_time_ms":
         self.keepaliveInterval = try arg.seconds()
       case "grpc.keepalive_timeout_ms":
         self.keepaliveTimeout = try arg.seconds()
       case "grpc.keepalive_permit_without_calls":
-        self.keepalivePermitWithoutCalls = try arg.integer(in: 0...1) == 1
+        self.keepalivePermitWithoutCalls = try arg.integer(in: 0 ... 1) == 1
       case "grpc.min_reconnect_backoff_ms":
         self.connectMinTimeout = try arg.seconds()
       case "grpc.initial_reconnect_backoff_ms":
@@ -68,11 +68,11 @@ package struct ChannelArgSettings: Hashable, Sendable {
       case "grpc.ssl_target_name_override":
         self.hostNameOverride = try arg.string()
       case "grpc.enable_retries":
-        self.enableRetry = try arg.integer(in: 0...1) == 1
+        self.enableRetry = try arg.integer(in: 0 ... 1) == 1
       case "grpc.http2.max_frame_size":
-        self.maxFrameSize = try arg.integer(in: (1 << 14)...((1 << 24) - 1))
+        self.maxFrameSize = try arg.integer(in: (1 << 14) ... ((1 << 24) - 1))
       case "grpc.compression_enabled_algorithms_bitset":
-        self.compressionAlgorithmsBitset = try arg.integer(in: 0...7)
+        self.compressionAlgorithmsBitset = try arg.integer(in: 0 ... 7)
       default:
         self.unknownNames.append(name)
       }
@@ -91,7 +91,7 @@ package struct ChannelArgSettings: Hashable, Sendable {
     }
 
     func seconds() throws(InvalidInput) -> Double {
-      Double(try self.integer(in: 0...Int(Int32.max))) / 1000
+      Double(try self.integer(in: 0 ... Int(Int32.max))) / 1000
     }
 
     func string() throws(InvalidInput) -> String {

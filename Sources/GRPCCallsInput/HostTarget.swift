@@ -1,6 +1,6 @@
 /// A call's `host` parsed into what the core resolves.
 ///
-/// Accepted forms (README, "Options"): `name[:port]` and `[v6-literal][:port]` (no port means 443;
+/// Accepted forms (the Options article of GRPCCalls): `name[:port]` and `[v6-literal][:port]` (no port means 443;
 /// an IP literal becomes an address target, a name a DNS one),
 /// or a target with a scheme: `dns:name[:port]` (also `dns:///name:port`),
 /// `ipv4:addr:port[,addr:port…]`, `ipv6:[addr]:port[,…]`, `unix:path`. Several addresses are
@@ -48,13 +48,17 @@ package enum HostTarget: Hashable, Sendable {
       let addresses = try Self.addresses(rest, invalid: invalid)
       // The core would only fail to connect, naming no address.
       if let name = addresses.first(where: { !Self.isIPv4Literal($0.host) })?.host {
-        throw invalid("'\(name)' is not an IPv4 address: ipv4: takes addresses such as 10.0.0.1:50051 (use dns: for names)")
+        throw invalid(
+          "'\(name)' is not an IPv4 address: ipv4: takes addresses such as 10.0.0.1:50051 (use dns: for names)"
+        )
       }
       self = .ipv4(addresses)
     } else if let rest = host.dropPrefix("ipv6:") {
       let addresses = try Self.addresses(rest, invalid: invalid)
       if let name = addresses.first(where: { !Self.isIPv6Literal($0.host) })?.host {
-        throw invalid("'\(name)' is not an IPv6 address: ipv6: takes addresses such as [::1]:50051 (use dns: for names)")
+        throw invalid(
+          "'\(name)' is not an IPv6 address: ipv6: takes addresses such as [::1]:50051 (use dns: for names)"
+        )
       }
       self = .ipv6(addresses)
     } else if let rest = host.dropPrefix("dns:") {
@@ -93,13 +97,16 @@ package enum HostTarget: Hashable, Sendable {
     else { return nil }
     if !rest.isEmpty, rest.allSatisfy(\.isNumber) { return nil }  // a host named `grpc`, a port
     let urlSchemes: Set<Substring> = ["http", "https", "grpc", "grpcs", "tcp", "xds"]
-    return rest.dropPrefix("/") != nil || urlSchemes.contains(scheme.lowercased()[...]) ? scheme : nil
+    return rest.dropPrefix("/") != nil || urlSchemes.contains(scheme.lowercased()[...])
+      ? scheme : nil
   }
 
   private static func isIPv4Literal(_ host: some StringProtocol) -> Bool {
     let parts = host.split(separator: ".", omittingEmptySubsequences: false)
     return parts.count == 4
-      && parts.allSatisfy { $0.count <= 3 && $0.allSatisfy { $0.isASCII && $0.isNumber } && UInt8($0) != nil }
+      && parts.allSatisfy {
+        $0.count <= 3 && $0.allSatisfy { $0.isASCII && $0.isNumber } && UInt8($0) != nil
+      }
   }
 
   /// Whether `host` is written as an IPv6 address (hexadecimal groups, `:`, a dotted IPv4 tail,
@@ -111,7 +118,8 @@ package enum HostTarget: Hashable, Sendable {
       address.allSatisfy(\.isASCII)
     else { return false }
     guard parts.count == 2 else { return true }
-    return !parts[1].isEmpty && parts[1].allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
+    return !parts[1].isEmpty
+      && parts[1].allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
   }
 
   /// The DNS name a TLS certificate is verified against; `nil` for an address or socket path.
@@ -124,7 +132,9 @@ package enum HostTarget: Hashable, Sendable {
     _ list: Substring,
     invalid: (String) -> InvalidInput
   ) throws(InvalidInput) -> [Address] {
-    let parts = list.unicodeScalars.split(separator: ",", omittingEmptySubsequences: false).map(Substring.init)
+    let parts = list.unicodeScalars.split(separator: ",", omittingEmptySubsequences: false).map(
+      Substring.init
+    )
     guard !list.isEmpty else { throw invalid("no address is given") }
     var addresses: [Address] = []
     for part in parts {
@@ -141,7 +151,9 @@ package enum HostTarget: Hashable, Sendable {
     var name = text
     var portText: Substring?
     if let bracketed = text.dropPrefix("[") {
-      guard let close = bracketed.firstScalarIndex(of: "]") else { throw invalid("unterminated '['") }
+      guard let close = bracketed.firstScalarIndex(of: "]") else {
+        throw invalid("unterminated '['")
+      }
       name = bracketed.scalars(before: close)
       let after = bracketed.scalars(after: close)
       if !after.isEmpty {
@@ -157,20 +169,25 @@ package enum HostTarget: Hashable, Sendable {
     }
     guard !name.isEmpty else { throw invalid("the host name is empty") }
     // No name or address holds these; a resolver would only say it found nothing.
-    guard !name.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
+    guard
+      !name.unicodeScalars.contains(where: {
+        $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F
+      })
     else {
       throw invalid("the host name contains a space or a control character")
     }
     // Target syntax: left in a name, they give one that prints as something else, or none.
     if let delimiter = name.unicodeScalars.first(where: { "[]/@?#,".unicodeScalars.contains($0) }) {
-      throw invalid("the host name contains '\(delimiter)': write name[:port], [IPv6]:port, or a list after ipv4: or ipv6:")
+      throw invalid(
+        "the host name contains '\(delimiter)': write name[:port], [IPv6]:port, or a list after ipv4: or ipv6:"
+      )
     }
     var port = Self.defaultPort
     if let portText {
       guard let value = Int(portText) else {
         throw invalid("'\(portText)' is not a port number")
       }
-      guard (0...65535).contains(value) else {
+      guard (0 ... 65535).contains(value) else {
         throw invalid("port \(value) is out of range: ports are 0 to 65535")
       }
       port = value

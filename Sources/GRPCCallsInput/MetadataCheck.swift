@@ -13,7 +13,11 @@ package enum MetadataCheck {
       guard !key.isEmpty else {
         throw InvalidInput("Invalid request metadata key '': a key must not be empty")
       }
-      guard key.utf8.allSatisfy({ Self.isKeyByte($0) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else {
+      guard
+        key.utf8.allSatisfy({
+          Self.isKeyByte($0) || (UInt8(ascii: "A") ... UInt8(ascii: "Z")).contains($0)
+        })
+      else {
         throw InvalidInput(
           "Invalid request metadata key '\(key)': keys are ASCII letters, digits, '-', '_' and '.'"
         )
@@ -24,7 +28,9 @@ package enum MetadataCheck {
         throw InvalidInput(
           "Request metadata key '\(key)' has a binary value: binary values need a key ending in -bin"
         )
-      case .string(let text) where !key.lowercased().hasSuffix("-bin") && !text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }):
+      case .string(let text)
+      where !key.lowercased().hasSuffix("-bin")
+        && !text.utf8.allSatisfy({ (0x20 ... 0x7E).contains($0) }):
         throw InvalidInput(
           "Invalid value of request metadata key '\(key)': text values are printable ASCII; send other data "
             + "as binary under a key ending in -bin"
@@ -40,7 +46,7 @@ package enum MetadataCheck {
   /// A byte a key may hold once lowered.
   package static func isKeyByte(_ byte: UInt8) -> Bool {
     switch byte {
-    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+    case UInt8(ascii: "a") ... UInt8(ascii: "z"), UInt8(ascii: "0") ... UInt8(ascii: "9"):
       true
     case UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
       true

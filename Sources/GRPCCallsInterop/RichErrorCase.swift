@@ -1,5 +1,5 @@
-public import GRPCProtobuf
 internal import GRPCCore
+public import GRPCProtobuf
 
 /// grpc-calls' own interop case `rich_error_details` (not one of gRPC's standard cases): a
 /// request with ``askKey`` in its metadata fails with ``status``, a `google.rpc.Status` with typed
@@ -18,7 +18,9 @@ public enum RichErrorCase {
     code: .resourceExhausted,
     message: "out of stock",
     details: [
-      .errorInfo(ErrorDetails.ErrorInfo(reason: "STOCKOUT", domain: "example.com", metadata: ["sku": "42"])),
+      .errorInfo(
+        ErrorDetails.ErrorInfo(reason: "STOCKOUT", domain: "example.com", metadata: ["sku": "42"])
+      ),
       .retryInfo(ErrorDetails.RetryInfo(delay: Self.retryDelay)),
     ]
   )

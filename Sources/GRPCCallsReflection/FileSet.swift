@@ -52,7 +52,9 @@ struct FileSet {
   /// A file that a file of the set imports and the set does not hold yet.
   var missingDependency: String? {
     for name in self.arrival {
-      if let missing = self.files[name]?.dependency.first(where: { self.files[$0] == nil && !self.unavailable.contains($0) }) {
+      if let missing = self.files[name]?.dependency.first(where: {
+        self.files[$0] == nil && !self.unavailable.contains($0)
+      }) {
         return missing
       }
     }

@@ -46,7 +46,9 @@ public struct GRPCProtoText: Sendable {
           return (.method(method), proto2)
         }
       }
-      if let found = Self.find(wanted, in: file.messageType, file.enumType, scope: package) { return (found, proto2) }
+      if let found = Self.find(wanted, in: file.messageType, file.enumType, scope: package) {
+        return (found, proto2)
+      }
     }
     return nil
   }
@@ -57,11 +59,15 @@ public struct GRPCProtoText: Sendable {
     _ enums: [Google_Protobuf_EnumDescriptorProto],
     scope: String
   ) -> Definition? {
-    if let enumeration = enums.first(where: { Self.join(scope, $0.name) == wanted }) { return .enumeration(enumeration) }
+    if let enumeration = enums.first(where: { Self.join(scope, $0.name) == wanted }) {
+      return .enumeration(enumeration)
+    }
     for message in messages {
       let name = Self.join(scope, message.name)
       if name == wanted { return .message(message, fullName: name) }
-      if let found = Self.find(wanted, in: message.nestedType, message.enumType, scope: name) { return found }
+      if let found = Self.find(wanted, in: message.nestedType, message.enumType, scope: name) {
+        return found
+      }
     }
     return nil
   }
@@ -119,7 +125,10 @@ public struct GRPCProtoText: Sendable {
     return "rpc \(method.name) ( \(input) ) returns ( \(output) );"
   }
 
-  private static func print(_ service: Google_Protobuf_ServiceDescriptorProto, into out: inout Lines) {
+  private static func print(
+    _ service: Google_Protobuf_ServiceDescriptorProto,
+    into out: inout Lines
+  ) {
     out.add("service \(service.name) {")
     out.depth += 1
     for method in service.method.sorted(by: { $0.name < $1.name }) { out.add(Self.rpc(method)) }
@@ -127,10 +136,15 @@ public struct GRPCProtoText: Sendable {
     out.add("}")
   }
 
-  private static func print(_ enumeration: Google_Protobuf_EnumDescriptorProto, into out: inout Lines) {
+  private static func print(
+    _ enumeration: Google_Protobuf_EnumDescriptorProto,
+    into out: inout Lines
+  ) {
     out.add("enum \(enumeration.name) {")
     out.depth += 1
-    for value in enumeration.value.sorted(by: { $0.number < $1.number }) { out.add("\(value.name) = \(value.number);") }
+    for value in enumeration.value.sorted(by: { $0.number < $1.number }) {
+      out.add("\(value.name) = \(value.number);")
+    }
     out.depth -= 1
     out.add("}")
   }
@@ -158,7 +172,9 @@ public struct GRPCProtoText: Sendable {
         let declared = message.oneofDecl.indices.contains(Int(index))
         out.add("oneof \(declared ? message.oneofDecl[Int(index)].name : "oneof_\(index)") {")
         out.depth += 1
-        let members = message.field.filter { $0.hasOneofIndex && $0.oneofIndex == index && !$0.proto3Optional }
+        let members = message.field.filter {
+          $0.hasOneofIndex && $0.oneofIndex == index && !$0.proto3Optional
+        }
         for member in members.sorted(by: { $0.number < $1.number }) {
           out.add(Self.field(member, entries: entries, proto2: proto2))
         }
@@ -168,10 +184,13 @@ public struct GRPCProtoText: Sendable {
         out.add(Self.field(field, entries: entries, proto2: proto2))
       }
     }
-    for nested in message.nestedType.sorted(by: { $0.name < $1.name }) where !nested.options.mapEntry {
+    for nested in message.nestedType.sorted(by: { $0.name < $1.name })
+    where !nested.options.mapEntry {
       Self.print(nested, fullName: "\(fullName).\(nested.name)", proto2: proto2, into: &out)
     }
-    for enumeration in message.enumType.sorted(by: { $0.name < $1.name }) { Self.print(enumeration, into: &out) }
+    for enumeration in message.enumType.sorted(by: { $0.name < $1.name }) {
+      Self.print(enumeration, into: &out)
+    }
     out.depth -= 1
     out.add("}")
   }
@@ -181,8 +200,11 @@ public struct GRPCProtoText: Sendable {
     entries: [String: Google_Protobuf_DescriptorProto],
     proto2: Bool
   ) -> String {
-    if field.label == .repeated, field.type == .message, let entry = entries[field.typeName], entry.field.count == 2 {
-      return "map<\(Self.type(of: entry.field[0])), \(Self.type(of: entry.field[1]))> \(field.name) = \(field.number);"
+    if field.label == .repeated, field.type == .message, let entry = entries[field.typeName],
+      entry.field.count == 2
+    {
+      return
+        "map<\(Self.type(of: entry.field[0])), \(Self.type(of: entry.field[1]))> \(field.name) = \(field.number);"
     }
     let label =
       switch field.label {

@@ -36,7 +36,11 @@ public struct GRPCReflectionClient: Sendable {
   ///   - host: The server: `name[:port]` or a target with a scheme, as for any service.
   ///   - callOptions: The options of calls that do not bring their own.
   ///   - channelPool: The pool to take channels from; the shared pool by default.
-  public init(host: String, callOptions: GRPCCallOptions? = nil, channelPool: GRPCChannelPool = .shared) {
+  public init(
+    host: String,
+    callOptions: GRPCCallOptions? = nil,
+    channelPool: GRPCChannelPool = .shared
+  ) {
     self.host = host
     self.callOptions = callOptions
     self.channelPool = channelPool
@@ -175,14 +179,17 @@ public struct GRPCReflectionClient: Sendable {
       }
     } body: { responses in
       // Once the answers are in, the call ends (cancelled if the server has not closed it).
-      try await body(ReflectionConversation(questions: questions, answers: responses.makeAsyncIterator()))
+      try await body(
+        ReflectionConversation(questions: questions, answers: responses.makeAsyncIterator())
+      )
     }
   }
 
   static func unexpected(_ response: ReflectionResponse, asked: String) -> GRPCError {
     GRPCError(
       code: .internalError,
-      message: "The reflection server answered a request for \(asked) with \(String(describing: response.messageResponse))"
+      message:
+        "The reflection server answered a request for \(asked) with \(String(describing: response.messageResponse))"
     )
   }
 }
@@ -210,7 +217,10 @@ final class ReflectionConversation {
   func ask(_ request: ReflectionRequest) async throws -> ReflectionResponse {
     self.questions.yield(request)
     guard let response = try await self.answers.next() else {
-      throw GRPCError(code: .internalError, message: "The reflection server ended the stream without answering")
+      throw GRPCError(
+        code: .internalError,
+        message: "The reflection server ended the stream without answering"
+      )
     }
     if case .errorResponse(let error)? = response.messageResponse {
       let code = Status.Code(rawValue: Int(error.errorCode)).flatMap(RPCError.Code.init) ?? .unknown

@@ -1,6 +1,6 @@
 public import GRPCCalls
-public import GRPCProtobuf
 internal import GRPCCore
+public import GRPCProtobuf
 
 extension GRPCError {
   /// The server's rich error status: the `google.rpc.Status` it sent in the
@@ -21,11 +21,13 @@ extension GRPCError {
   ///   `google.rpc.Status` (a server bug: the call's own code and message still hold).
   public func googleRPCStatus() throws -> GoogleRPCStatus? {
     do {
-      return try RPCError(code: self.code, message: self.message, metadata: self.trailers).unpackGoogleRPCStatus()
+      return try RPCError(code: self.code, message: self.message, metadata: self.trailers)
+        .unpackGoogleRPCStatus()
     } catch {
       throw GRPCError(
         code: .internalError,
-        message: "The server's grpc-status-details-bin trailer is not a valid google.rpc.Status: \(error)",
+        message:
+          "The server's grpc-status-details-bin trailer is not a valid google.rpc.Status: \(error)",
         trailers: self.trailers,
         cause: error
       )

@@ -84,7 +84,14 @@ open class GRPCProtoService: @unchecked Sendable {
     safety: GRPCCallSafety = .default
   ) -> GRPCUnaryProtoCall {
     GRPCUnaryProtoCall(
-      call: self.makeProtoCall(method, Request.self, Response.self, responseHandler, callOptions, safety),
+      call: self.makeProtoCall(
+        method,
+        Request.self,
+        Response.self,
+        responseHandler,
+        callOptions,
+        safety
+      ),
       message: message
     )
   }
@@ -99,7 +106,14 @@ open class GRPCProtoService: @unchecked Sendable {
   ) -> GRPCUnaryProtoCall {
     let adapter = TypedHandlerAdapter(handler: responseHandler)
     return GRPCUnaryProtoCall(
-      call: self.makeCall(method, Request.self, Handler.Response.self, adapter, callOptions, safety),
+      call: self.makeCall(
+        method,
+        Request.self,
+        Handler.Response.self,
+        adapter,
+        callOptions,
+        safety
+      ),
       message: message
     )
   }
@@ -115,7 +129,14 @@ open class GRPCProtoService: @unchecked Sendable {
     safety: GRPCCallSafety = .default
   ) -> GRPCStreamingProtoCall<Request, Response> {
     GRPCStreamingProtoCall(
-      call: self.makeProtoCall(method, Request.self, Response.self, responseHandler, callOptions, safety)
+      call: self.makeProtoCall(
+        method,
+        Request.self,
+        Response.self,
+        responseHandler,
+        callOptions,
+        safety
+      )
     )
   }
 
@@ -170,6 +191,13 @@ open class GRPCProtoService: @unchecked Sendable {
     _ callOptions: GRPCCallOptions?,
     _ safety: GRPCCallSafety
   ) -> GRPCCall2 {
-    self.makeCall(method, request, response, ProtoHandlerAdapter(handler: handler), callOptions, safety)
+    self.makeCall(
+      method,
+      request,
+      response,
+      ProtoHandlerAdapter(handler: handler),
+      callOptions,
+      safety
+    )
   }
 }

@@ -6,7 +6,10 @@ public import SwiftProtobuf
 ///
 /// The proto calls set it as the call's `GRPCCallOptions/marshaller`, so
 /// interceptors see typed messages and bytes exist only below them.
-public struct GRPCProtobufMarshaller<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>:
+public struct GRPCProtobufMarshaller<
+  Request: SwiftProtobuf.Message,
+  Response: SwiftProtobuf.Message
+>:
   GRPCMarshaller
 {
   /// A request of another type than `Request` was written.
@@ -18,7 +21,9 @@ public struct GRPCProtobufMarshaller<Request: SwiftProtobuf.Message, Response: S
 
   public func serialize(_ message: any Sendable) throws -> Data {
     guard let message = message as? Request else {
-      throw WrongMessageType(description: "expected a \(Request.protoMessageName), got \(type(of: message))")
+      throw WrongMessageType(
+        description: "expected a \(Request.protoMessageName), got \(type(of: message))"
+      )
     }
     return try message.serializedData()
   }

@@ -7,7 +7,10 @@ public import SwiftProtobuf
 /// generic over the method's messages, so writing another type does not compile. Unlike
 /// gRPC Objective-C's implementation, ``cancel()`` and ``receiveNextMessages(_:)`` still reach
 /// the RPC after ``finish()``: the responses may go on for long after the requests end.
-public final class GRPCStreamingProtoCall<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>: Sendable {
+public final class GRPCStreamingProtoCall<
+  Request: SwiftProtobuf.Message,
+  Response: SwiftProtobuf.Message
+>: Sendable {
   private let call: GRPCCall2
 
   init(call: GRPCCall2) {

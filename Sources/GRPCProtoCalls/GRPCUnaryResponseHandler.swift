@@ -11,12 +11,15 @@ public import SwiftProtobuf
 ///   print(response?.payload.body.count ?? 0, error?.message ?? "OK")
 /// }
 /// ```
-public final class GRPCUnaryResponseHandler<Response: SwiftProtobuf.Message>: GRPCProtoResponseHandler,
+public final class GRPCUnaryResponseHandler<Response: SwiftProtobuf.Message>:
+  GRPCProtoResponseHandler,
   GRPCTypedResponseHandler
 {
   public let dispatchQueue: DispatchQueue
   private let completion: @Sendable (Response?, GRPCError?) -> Void
-  private let state = LockedValue<(headers: Metadata?, trailers: Metadata?, response: Response?)>((nil, nil, nil))
+  private let state = LockedValue<(headers: Metadata?, trailers: Metadata?, response: Response?)>(
+    (nil, nil, nil)
+  )
 
   /// Creates a handler.
   ///
@@ -26,7 +29,10 @@ public final class GRPCUnaryResponseHandler<Response: SwiftProtobuf.Message>: GR
   ///     an async `main`, `dispatchMain()` or a run loop).
   ///   - completion: Called once at the close: the response and no error on success; no
   ///     response and the error on failure.
-  public init(queue: DispatchQueue = .main, completion: @escaping @Sendable (Response?, GRPCError?) -> Void) {
+  public init(
+    queue: DispatchQueue = .main,
+    completion: @escaping @Sendable (Response?, GRPCError?) -> Void
+  ) {
     self.dispatchQueue = queue
     self.completion = completion
   }
@@ -62,7 +68,10 @@ public final class GRPCUnaryResponseHandler<Response: SwiftProtobuf.Message>: GR
     } else if let response {
       self.completion(response, nil)
     } else {
-      self.completion(nil, GRPCError(code: .internalError, message: "The server closed the call without a response"))
+      self.completion(
+        nil,
+        GRPCError(code: .internalError, message: "The server closed the call without a response")
+      )
     }
   }
 

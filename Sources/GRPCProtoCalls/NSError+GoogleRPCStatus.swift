@@ -1,7 +1,7 @@
 public import Foundation
 internal import GRPCCalls
-public import GRPCProtobuf
 internal import GRPCCore
+public import GRPCProtobuf
 
 extension NSError {
   /// The server's rich error status, for code that handles errors as `NSError` (gRPC
@@ -20,7 +20,8 @@ extension NSError {
     var metadata = Metadata()
     metadata.addBinary(Array(details), forKey: Self.statusDetailsKey)
     let code = RPCError.Code(Status.Code(rawValue: self.code) ?? .unknown) ?? .unknown
-    return try GRPCError(code: code, message: self.localizedDescription, trailers: metadata).googleRPCStatus()
+    return try GRPCError(code: code, message: self.localizedDescription, trailers: metadata)
+      .googleRPCStatus()
   }
 
   /// The trailer that carries a `google.rpc.Status`.

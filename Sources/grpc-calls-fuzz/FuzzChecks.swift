@@ -24,13 +24,18 @@ enum FuzzChecks {
       let target = try HostTarget(parsing: host)
       let printed = target.description
       guard let reparsed = try? HostTarget(parsing: printed), reparsed == target else {
-        fatalError("host \(host.debugDescription) parsed to \(target), printed as \(printed.debugDescription), which does not parse back to it")
+        fatalError(
+          "host \(host.debugDescription) parsed to \(target), printed as \(printed.debugDescription), which does not parse back to it"
+        )
       }
-      if case .dns(_, let port) = target, !(0...65535).contains(port) {
+      if case .dns(_, let port) = target, !(0 ... 65535).contains(port) {
         fatalError("host \(host.debugDescription) gave port \(port)")
       }
     } catch {
-      Self.expect(error.message.contains("'\(host)'"), "the refusal of host \(host.debugDescription) does not quote it: \(error)")
+      Self.expect(
+        error.message.contains("'\(host)'"),
+        "the refusal of host \(host.debugDescription) does not quote it: \(error)"
+      )
     }
   }
 
@@ -51,13 +56,22 @@ enum FuzzChecks {
     }
     do {
       let checked = try MetadataCheck.validated(metadata)
-      Self.expect(checked.count == metadata.count, "validated metadata lost entries: \(metadata) → \(checked)")
+      Self.expect(
+        checked.count == metadata.count,
+        "validated metadata lost entries: \(metadata) → \(checked)"
+      )
       for ((key, value), (checkedKey, checkedValue)) in zip(metadata, checked) {
-        Self.expect(checkedKey == key.lowercased() && checkedKey.utf8.allSatisfy(MetadataCheck.isKeyByte), "key \(key.debugDescription) became \(checkedKey.debugDescription)")
+        Self.expect(
+          checkedKey == key.lowercased() && checkedKey.utf8.allSatisfy(MetadataCheck.isKeyByte),
+          "key \(key.debugDescription) became \(checkedKey.debugDescription)"
+        )
         Self.expect(checkedValue == value, "the value of \(key.debugDescription) changed")
       }
     } catch {
-      Self.expect(error.message.contains("metadata key"), "a metadata refusal names no key: \(error)")
+      Self.expect(
+        error.message.contains("metadata key"),
+        "a metadata refusal names no key: \(error)"
+      )
     }
   }
 
@@ -76,18 +90,33 @@ enum FuzzChecks {
         settings.keepaliveInterval, settings.keepaliveTimeout, settings.connectMinTimeout,
         settings.connectInitialBackoff, settings.connectMaxBackoff,
       ].compactMap { $0 }
-      Self.expect(durations.allSatisfy { $0.isFinite && $0 >= 0 }, "a duration out of range: \(settings)")
-      Self.expect(settings.maxFrameSize.map { (16_384...16_777_215).contains($0) } ?? true, "frame size \(settings)")
-      Self.expect(settings.unknownNames.allSatisfy { arguments[$0] != nil }, "an unknown name not given: \(settings)")
+      Self.expect(
+        durations.allSatisfy { $0.isFinite && $0 >= 0 },
+        "a duration out of range: \(settings)"
+      )
+      Self.expect(
+        settings.maxFrameSize.map { (16_384 ... 16_777_215).contains($0) } ?? true,
+        "frame size \(settings)"
+      )
+      Self.expect(
+        settings.unknownNames.allSatisfy { arguments[$0] != nil },
+        "an unknown name not given: \(settings)"
+      )
     } catch {
-      Self.expect(error.message.hasPrefix("Channel argument '"), "a channel argument refusal names no argument: \(error)")
+      Self.expect(
+        error.message.hasPrefix("Channel argument '"),
+        "a channel argument refusal names no argument: \(error)"
+      )
     }
   }
 
   /// An accepted path is `/service/method` exactly.
   static func checkPath(_ path: String) {
     guard let parsed = MethodPath(path) else { return }
-    Self.expect("/\(parsed.service)/\(parsed.method)" == path, "path \(path.debugDescription) split as \(parsed)")
+    Self.expect(
+      "/\(parsed.service)/\(parsed.method)" == path,
+      "path \(path.debugDescription) split as \(parsed)"
+    )
   }
 
   private static func expect(_ condition: Bool, _ message: @autoclosure () -> String) {

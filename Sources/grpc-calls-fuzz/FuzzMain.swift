@@ -29,7 +29,9 @@ struct FuzzReplay {
       throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: path])
     }
     guard isDirectory.boolValue else { return [path] }
-    return try FileManager.default.contentsOfDirectory(atPath: path).sorted().map { "\(path)/\($0)" }
+    return try FileManager.default.contentsOfDirectory(atPath: path).sorted().map {
+      "\(path)/\($0)"
+    }
   }
 }
 #endif

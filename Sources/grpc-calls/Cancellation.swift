@@ -13,13 +13,20 @@ internal import GRPCCallsTestSupport
 /// core; every probe must pass.
 struct Cancellation: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Cancel streaming calls every way the library can; check the wire and the server's record of each."
+    abstract:
+      "Cancel streaming calls every way the library can; check the wire and the server's record of each."
   )
 
-  @Option(name: .customLong("server_port"), help: "The server's port on 127.0.0.1 (plaintext: the proxy reads the client's frames).")
+  @Option(
+    name: .customLong("server_port"),
+    help: "The server's port on 127.0.0.1 (plaintext: the proxy reads the client's frames)."
+  )
   var serverPort: Int
 
-  @Option(help: "The file the server appends 'ID METHOD OUTCOME' to for each RPC with x-grpc-calls-test-id (its --events).")
+  @Option(
+    help:
+      "The file the server appends 'ID METHOD OUTCOME' to for each RPC with x-grpc-calls-test-id (its --events)."
+  )
   var events: String
 
   @Option(help: "Runs; each cancels both streaming methods by every trigger on both paths.")
@@ -40,11 +47,13 @@ struct Cancellation: AsyncParsableCommand {
   func run() async throws {
     let log = ServerEventLog(path: self.events)
     var probes: [(path: RPCPath, probe: CancellationProbe)] = []
-    for _ in 0..<self.runs {
+    for _ in 0 ..< self.runs {
       for path in RPCPath.allCases {
         for trigger in CancellationProbe.Trigger.allCases {
           for method in CancellationProbe.methods {
-            probes.append((path, CancellationProbe(trigger: trigger, method: method, deadline: self.deadline)))
+            probes.append(
+              (path, CancellationProbe(trigger: trigger, method: method, deadline: self.deadline))
+            )
           }
         }
       }
@@ -59,7 +68,7 @@ struct Cancellation: AsyncParsableCommand {
         group.addTask { await Self.check(probe, path: path, serverPort: port, log: log) }
         return true
       }
-      for _ in 0..<self.inFlight where !addNext() { break }
+      for _ in 0 ..< self.inFlight where !addNext() { break }
       for await failure in group {
         if let failure {
           failed += 1
@@ -79,8 +88,14 @@ struct Cancellation: AsyncParsableCommand {
   }
 
   /// Runs one probe through a recording proxy of its own; returns what went wrong, or `nil`.
-  private static func check(_ probe: CancellationProbe, path: RPCPath, serverPort: Int, log: ServerEventLog) async -> String? {
-    let name = "cancellation \(path.rawValue) \(probe.trigger.rawValue) \(probe.method) \(probe.testID)"
+  private static func check(
+    _ probe: CancellationProbe,
+    path: RPCPath,
+    serverPort: Int,
+    log: ServerEventLog
+  ) async -> String? {
+    let name =
+      "cancellation \(path.rawValue) \(probe.trigger.rawValue) \(probe.method) \(probe.testID)"
     var config = GRPCChannelPool.Config.defaults
     config.sendsEveryCallThroughClient = path == .client
     let pool = GRPCChannelPool(config: config)
@@ -91,15 +106,25 @@ struct Cancellation: AsyncParsableCommand {
       var options = GRPCCallOptions()
       options.transportType = .insecure
       options.timeout = 30
-      let error = try await probe.run(target: "127.0.0.1:\(proxy.port)", options: options, pool: pool) {
+      let error = try await probe.run(
+        target: "127.0.0.1:\(proxy.port)",
+        options: options,
+        pool: pool
+      ) {
         // The request reached the server's socket: the server can only see its stream end
         // through what the cancel sends next.
-        _ = await eventually { proxy.clientFrames.contains { $0.isData && $0.length > 0 } ? true : nil }
+        _ = await eventually {
+          proxy.clientFrames.contains { $0.isData && $0.length > 0 } ? true : nil
+        }
       }
       // The server writes its record once the handler has seen the cancel, after the proxy
       // passed the reset on: by then the proxy holds every frame the client sent.
       let outcome = await eventually(upTo: 30) { log.outcome(testID: probe.testID) }
-      let problems = probe.problems(error: error, frames: proxy.clientFrames, serverOutcome: outcome)
+      let problems = probe.problems(
+        error: error,
+        frames: proxy.clientFrames,
+        serverOutcome: outcome
+      )
       return problems.isEmpty ? nil : "\(name): FAILED: \(problems.joined(separator: "; "))"
     } catch {
       return "\(name): FAILED: \(error)"

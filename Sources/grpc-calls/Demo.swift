@@ -7,7 +7,8 @@ internal import GRPCCallsInterop
 /// ready-made logging, metrics and tracing interceptors installed globally.
 struct Demo: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Run the standard interop cases through the generated client against an embedded server."
+    abstract:
+      "Run the standard interop cases through the generated client against an embedded server."
   )
 
   func run() async throws {

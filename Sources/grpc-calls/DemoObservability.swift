@@ -22,7 +22,9 @@ struct DemoObservability {
     logger.logLevel = .debug
     return [
       GRPCLoggingInterceptorFactory(logger: logger),
-      GRPCMetricsInterceptorFactory(factory: PrometheusMetricsFactory.openTelemetryNames(registry: self.registry)),
+      GRPCMetricsInterceptorFactory(
+        factory: PrometheusMetricsFactory.openTelemetryNames(registry: self.registry)
+      ),
       GRPCTracingInterceptorFactory(tracer: self.tracer),
     ]
   }
@@ -110,7 +112,9 @@ struct PrometheusText {
       let parts = pair.split(separator: "=", maxSplits: 1)
       guard parts.count == 2 else { continue }
       let quoted = parts[1]
-      labels[String(parts[0])] = String(quoted.hasPrefix("\"") ? quoted.dropFirst().dropLast() : quoted)
+      labels[String(parts[0])] = String(
+        quoted.hasPrefix("\"") ? quoted.dropFirst().dropLast() : quoted
+      )
     }
     return Sample(name: String(series[..<brace]), labels: labels, value: value)
   }

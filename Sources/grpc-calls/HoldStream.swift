@@ -29,7 +29,8 @@ internal import SwiftProtobuf
 struct HoldStream: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "hold-stream",
-    abstract: "Hold a flow-controlled server stream with no demand, report memory, then read it all.",
+    abstract:
+      "Hold a flow-controlled server stream with no demand, report memory, then read it all.",
     shouldDisplay: false
   )
 
@@ -71,7 +72,7 @@ struct HoldStream: AsyncParsableCommand {
     var request = Grpc_Testing_StreamingOutputCallRequest()
     request.responseParameters = Array(repeating: parameters, count: self.messages)
     let requestData = try request.serializedData()
-    let calls = (0..<self.streams).map { _ in
+    let calls = (0 ..< self.streams).map { _ in
       GRPCCall2(
         requestOptions: requestOptions,
         responseHandler: GRPCCallbackResponseHandler(queue: queue) { message in
@@ -110,7 +111,9 @@ struct HoldStream: AsyncParsableCommand {
     let counts = tally.counts
     if self.cancel {
       let cancelled = errors.count { $0?.code == .cancelled }
-      Console.line("done received=\(counts.received) intact=\(counts.intact) cancelled=\(cancelled)")
+      Console.line(
+        "done received=\(counts.received) intact=\(counts.intact) cancelled=\(cancelled)"
+      )
       guard cancelled == self.streams else { throw ExitCode.failure }
       return
     }
@@ -118,7 +121,9 @@ struct HoldStream: AsyncParsableCommand {
     Console.line(
       "done received=\(counts.received) intact=\(counts.intact) error=\(closeError.map { "\($0)" } ?? "none")"
     )
-    guard closeError == nil, counts.intact == self.messages * self.streams else { throw ExitCode.failure }
+    guard closeError == nil, counts.intact == self.messages * self.streams else {
+      throw ExitCode.failure
+    }
   }
 }
 

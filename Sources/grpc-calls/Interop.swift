@@ -29,7 +29,8 @@ struct Interop: AsyncParsableCommand {
   var excludeTestCases = ""
 
   @Option(
-    help: "Which face of the library the cases use: generated (callbacks), async, raw (GRPCCall2), legacy (v1 methods, GRX writers), a comma-separated list, or all."
+    help:
+      "Which face of the library the cases use: generated (callbacks), async, raw (GRPCCall2), legacy (v1 methods, GRX writers), a comma-separated list, or all."
   )
   var api = "generated"
 
@@ -38,7 +39,8 @@ struct Interop: AsyncParsableCommand {
 
   @Option(
     name: .customLong("use_cache"),
-    help: "Put a response cache (GRPCResponseCacheInterceptorFactory) in every call, so cacheable_unary runs (true/false)."
+    help:
+      "Put a response cache (GRPCResponseCacheInterceptorFactory) in every call, so cacheable_unary runs (true/false)."
   )
   var useCache = false
 
@@ -66,7 +68,9 @@ struct Interop: AsyncParsableCommand {
   func validate() throws {
     // This tool ships no copy of gRPC's interop test CA: the CA must come as a file.
     if self.useTestCA, self.caFile == nil {
-      throw ValidationError("--use_test_ca needs --ca_file: grpc-calls does not ship gRPC's test CA")
+      throw ValidationError(
+        "--use_test_ca needs --ca_file: grpc-calls does not ship gRPC's test CA"
+      )
     }
     if (self.clientCertFile == nil) != (self.clientKeyFile == nil) {
       throw ValidationError("--client_cert_file and --client_key_file go together")
@@ -86,8 +90,16 @@ struct Interop: AsyncParsableCommand {
     if self.useCache {
       options.interceptorFactories.append(GRPCResponseCacheInterceptorFactory())
     }
-    let client = InteropClient(target: "\(self.serverHost):\(self.serverPort)", callOptions: options)
-    let summary = await InteropRunner.run(try self.selectedCases(), with: client, apis: try self.selectedAPIs(), usesCache: self.useCache)
+    let client = InteropClient(
+      target: "\(self.serverHost):\(self.serverPort)",
+      callOptions: options
+    )
+    let summary = await InteropRunner.run(
+      try self.selectedCases(),
+      with: client,
+      apis: try self.selectedAPIs(),
+      usesCache: self.useCache
+    )
     if summary.failed > 0 {
       throw ExitCode.failure
     }
@@ -113,7 +125,8 @@ struct Interop: AsyncParsableCommand {
 
   private func selectedCases() throws -> [InteropCaseName] {
     let excluded = Set(try Self.cases(named: self.excludeTestCases).map(\.name))
-    let selected = self.testCase == "all" ? InteropCaseName.all : try Self.cases(named: self.testCase)
+    let selected =
+      self.testCase == "all" ? InteropCaseName.all : try Self.cases(named: self.testCase)
     return selected.filter { !excluded.contains($0.name) }
   }
 

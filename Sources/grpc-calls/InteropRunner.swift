@@ -14,8 +14,17 @@ enum InteropRunner {
     }
   }
 
-  static func run(_ cases: [InteropTestCase], with client: InteropClient, apis: [InteropClient.API]) async -> Summary {
-    await self.run(cases.compactMap { InteropCaseName($0.rawValue) }, with: client, apis: apis, usesCache: false)
+  static func run(
+    _ cases: [InteropTestCase],
+    with client: InteropClient,
+    apis: [InteropClient.API]
+  ) async -> Summary {
+    await self.run(
+      cases.compactMap { InteropCaseName($0.rawValue) },
+      with: client,
+      apis: apis,
+      usesCache: false
+    )
   }
 
   /// Runs every case through each of `apis` (the API is named on each line when there are
@@ -30,7 +39,9 @@ enum InteropRunner {
     var summary = Summary()
     for api in apis {
       let label = apis.count > 1 ? " [\(api.rawValue)]" : ""
-      summary.add(await self.run(cases.filter { !$0.isCacheable }, with: client, api: api, label: label))
+      summary.add(
+        await self.run(cases.filter { !$0.isCacheable }, with: client, api: api, label: label)
+      )
     }
     if cases.contains(where: \.isCacheable) {
       summary.add(await self.runCacheable(with: client, usesCache: usesCache))
@@ -58,7 +69,11 @@ enum InteropRunner {
         summary.unsupported += 1
         Console.line("SKIP  \(testCase.name)\(label): not supported yet (\(reason))")
       case .supported(let runnable):
-        summary.add(await Self.outcome("\(testCase.name)\(label)") { try await client.run(runnable, api: api) })
+        summary.add(
+          await Self.outcome("\(testCase.name)\(label)") {
+            try await client.run(runnable, api: api)
+          }
+        )
       }
     }
     return summary
@@ -68,7 +83,9 @@ enum InteropRunner {
     var summary = Summary()
     guard usesCache else {
       summary.unsupported += 1
-      Console.line("SKIP  cacheable_unary: needs a response cache in front of the server; pass --use_cache to run it through the client's own")
+      Console.line(
+        "SKIP  cacheable_unary: needs a response cache in front of the server; pass --use_cache to run it through the client's own"
+      )
       return summary
     }
     return await Self.outcome("cacheable_unary [raw, cached]") { try await client.cacheableUnary() }
@@ -91,6 +108,8 @@ enum InteropRunner {
 
   private static func milliseconds(since start: ContinuousClock.Instant) -> Int {
     let elapsed = ContinuousClock.now - start
-    return Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+    return Int(
+      elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+    )
   }
 }

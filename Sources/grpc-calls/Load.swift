@@ -3,8 +3,8 @@ internal import Dispatch
 internal import Foundation
 internal import GRPCCalls
 internal import GRPCCallsInterop
-internal import GRPCProtoCalls
 internal import GRPCCore
+internal import GRPCProtoCalls
 internal import SwiftProtobuf
 internal import Synchronization
 
@@ -20,7 +20,8 @@ struct Load: AsyncParsableCommand {
   )
 
   @Option(
-    help: "The server: any target the library takes (127.0.0.1:50051, dns:host:port, ipv4:addr:port, unix:path). Instead of --server_host and --server_port."
+    help:
+      "The server: any target the library takes (127.0.0.1:50051, dns:host:port, ipv4:addr:port, unix:path). Instead of --server_host and --server_port."
   )
   var target: String?
 
@@ -48,7 +49,10 @@ struct Load: AsyncParsableCommand {
   @Option(help: "Calls in flight: a comma-separated list (e.g. 1,32).")
   var concurrency = "1,32"
 
-  @Option(help: "Faces: raw (GRPCCall2), callback (generated callbacks), async (generated async), a comma-separated list, or all.")
+  @Option(
+    help:
+      "Faces: raw (GRPCCall2), callback (generated callbacks), async (generated async), a comma-separated list, or all."
+  )
   var api = "all"
 
   enum Face: String, CaseIterable {
@@ -59,7 +63,9 @@ struct Load: AsyncParsableCommand {
 
   func validate() throws {
     if self.target == nil, self.serverPort == nil {
-      throw ValidationError("give the server as --target TARGET, or as --server_host and --server_port")
+      throw ValidationError(
+        "give the server as --target TARGET, or as --server_host and --server_port"
+      )
     }
   }
 
@@ -75,12 +81,15 @@ struct Load: AsyncParsableCommand {
         throw ValidationError("cannot read \(caFile): \(error.localizedDescription)")
       }
     }
-    let faces = self.api == "all" ? Face.allCases : try self.api.split(separator: ",").map { name in
-      guard let face = Face(rawValue: String(name)) else {
-        throw ValidationError("unknown face '\(name)': use raw, callback, async or all")
+    let faces =
+      self.api == "all"
+      ? Face.allCases
+      : try self.api.split(separator: ",").map { name in
+        guard let face = Face(rawValue: String(name)) else {
+          throw ValidationError("unknown face '\(name)': use raw, callback, async or all")
+        }
+        return face
       }
-      return face
-    }
     let levels = try self.concurrency.split(separator: ",").map { text in
       guard let level = Int(text), level > 0 else {
         throw ValidationError("--concurrency takes positive whole numbers, not '\(text)'")
@@ -182,18 +191,32 @@ struct LoadCalls: Sendable {
         let handler = GRPCCallbackResponseHandler(queue: self.queue) { _, error in
           continuation.resume(returning: error)
         }
-        guard let request = try? GRPCRequestOptions(host: self.target, path: "/grpc.testing.TestService/UnaryCall") else {
-          continuation.resume(returning: GRPCError(code: .invalidArgument, message: "bad target \(self.target)"))
+        guard
+          let request = try? GRPCRequestOptions(
+            host: self.target,
+            path: "/grpc.testing.TestService/UnaryCall"
+          )
+        else {
+          continuation.resume(
+            returning: GRPCError(code: .invalidArgument, message: "bad target \(self.target)")
+          )
           return
         }
-        let call = GRPCCall2(requestOptions: request, responseHandler: handler, callOptions: self.options, channelPool: self.pool)
+        let call = GRPCCall2(
+          requestOptions: request,
+          responseHandler: handler,
+          callOptions: self.options,
+          channelPool: self.pool
+        )
         call.start()
         call.writeData(self.request)
         call.finish()
       }
     case .callback:
       return await withCheckedContinuation { continuation in
-        let handler = GRPCUnaryResponseHandler<Grpc_Testing_SimpleResponse>(queue: self.queue) { _, error in
+        let handler = GRPCUnaryResponseHandler<Grpc_Testing_SimpleResponse>(queue: self.queue) {
+          _,
+          error in
           continuation.resume(returning: error)
         }
         var message = Grpc_Testing_SimpleRequest()

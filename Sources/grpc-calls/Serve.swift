@@ -16,11 +16,14 @@ struct Serve: AsyncParsableCommand {
 
   @Flag(
     inversion: .prefixedNo,
-    help: "Take gzip and deflate; the server then compresses every response to a client that accepts them."
+    help:
+      "Take gzip and deflate; the server then compresses every response to a client that accepts them."
   )
   var compression = true
 
-  @Option(help: "The most streams a client may open at once on one connection; no limit by default.")
+  @Option(
+    help: "The most streams a client may open at once on one connection; no limit by default."
+  )
   var maxConcurrentStreams: Int?
 
   @Option(name: .customLong("use_tls"), help: "Serve over TLS (true/false), with --cert and --key.")

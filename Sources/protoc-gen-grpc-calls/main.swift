@@ -5,7 +5,9 @@ import SwiftProtobufPluginLibrary
 struct GRPCCallsProtocPlugin: CodeGenerator {
   var version: String? { "0.1.0" }
   var projectURL: String? { nil }
-  var supportedFeatures: [Google_Protobuf_Compiler_CodeGeneratorResponse.Feature] { [.proto3Optional] }
+  var supportedFeatures: [Google_Protobuf_Compiler_CodeGeneratorResponse.Feature] {
+    [.proto3Optional]
+  }
 
   func generate(
     files: [FileDescriptor],
@@ -19,7 +21,10 @@ struct GRPCCallsProtocPlugin: CodeGenerator {
     for file in files {
       let namer = SwiftProtobufNamer(currentFile: file, protoFileToModuleMappings: mappings)
       if let source = generator.generate(file, namer: namer, mappings: mappings) {
-        try generatorOutputs.add(fileName: Generator.outputName(for: file, naming: options.fileNaming), contents: source)
+        try generatorOutputs.add(
+          fileName: Generator.outputName(for: file, naming: options.fileNaming),
+          contents: source
+        )
       }
     }
   }

@@ -15,14 +15,18 @@ func typedStreamingCall(
 }
 
 func typedHandler(_ client: TestService, queue: DispatchQueue) {
-  let handler = GRPCResponseCallbacks<Grpc_Testing_StreamingOutputCallResponse>(queue: queue) { _ in } onClose: { _, _ in }
+  let handler = GRPCResponseCallbacks<Grpc_Testing_StreamingOutputCallResponse>(queue: queue) { _ in
+  } onClose: { _, _ in
+  }
   _ = client.fullDuplexCall(responseHandler: handler)
   // FAIL: _ = client.streamingInputCall(responseHandler: handler)
 }
 
 // v1 methods (GRPCLegacy): the handler's response type is the method's.
 func typedV1Handler(_ client: TestService) {
-  client.unaryCall(with: Grpc_Testing_SimpleRequest()) { (response: Grpc_Testing_SimpleResponse?, _) in _ = response }
+  client.unaryCall(with: Grpc_Testing_SimpleRequest()) {
+    (response: Grpc_Testing_SimpleResponse?, _) in _ = response
+  }
   // FAIL: client.unaryCall(with: Grpc_Testing_SimpleRequest()) { (response: Grpc_Testing_Empty?, _) in _ = response }
 }
 

@@ -9,7 +9,8 @@ import Testing
 /// after an intended change; review their diff.
 @Suite("Code generator golden files")
 struct GoldenTests {
-  static let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
+  static let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .appendingPathComponent("Golden")
 
   struct Case: Sendable, CustomStringConvertible {
     var descriptorSet: String
@@ -20,34 +21,67 @@ struct GoldenTests {
   }
 
   static let cases: [Case] = [
-    Case(descriptorSet: "greeter", options: GeneratorOptions(), expected: "greeter.grpc-calls.swift"),
     Case(
       descriptorSet: "greeter",
-      options: GeneratorOptions(visibility: .public, async: false, shortServiceNames: true, v1Compatibility: false),
+      options: GeneratorOptions(),
+      expected: "greeter.grpc-calls.swift"
+    ),
+    Case(
+      descriptorSet: "greeter",
+      options: GeneratorOptions(
+        visibility: .public,
+        async: false,
+        shortServiceNames: true,
+        v1Compatibility: false
+      ),
       expected: "greeter.public-short-no-async-no-v1.grpc-calls.swift"
     ),
-    Case(descriptorSet: "nested_deep_keywords", options: GeneratorOptions(), expected: "nested_deep_keywords.grpc-calls.swift"),
+    Case(
+      descriptorSet: "nested_deep_keywords",
+      options: GeneratorOptions(),
+      expected: "nested_deep_keywords.grpc-calls.swift"
+    ),
     Case(
       descriptorSet: "nopackage",
       options: GeneratorOptions(visibility: .package, extraModuleImports: ["EchoMessages"]),
       expected: "nopackage.grpc-calls.swift"
     ),
-    Case(descriptorSet: "prefixed", options: GeneratorOptions(), expected: "prefixed.grpc-calls.swift"),
-    Case(descriptorSet: "collide_first", options: GeneratorOptions(), expected: "collide_first.grpc-calls.swift"),
-    Case(descriptorSet: "collide_second", options: GeneratorOptions(), expected: "collide_second.grpc-calls.swift"),
+    Case(
+      descriptorSet: "prefixed",
+      options: GeneratorOptions(),
+      expected: "prefixed.grpc-calls.swift"
+    ),
+    Case(
+      descriptorSet: "collide_first",
+      options: GeneratorOptions(),
+      expected: "collide_first.grpc-calls.swift"
+    ),
+    Case(
+      descriptorSet: "collide_second",
+      options: GeneratorOptions(),
+      expected: "collide_second.grpc-calls.swift"
+    ),
     Case(descriptorSet: "wkt", options: GeneratorOptions(), expected: "wkt.grpc-calls.swift"),
     Case(
       descriptorSet: "wkt",
-      options: GeneratorOptions(visibility: .public, extraModuleImports: ["SwiftProtobuf", "Clocks"]),
+      options: GeneratorOptions(
+        visibility: .public,
+        extraModuleImports: ["SwiftProtobuf", "Clocks"]
+      ),
       expected: "wkt.public-extra-imports.grpc-calls.swift"
     ),
   ]
 
   static func generate(_ testCase: Case) throws -> String {
-    let data = try Data(contentsOf: Self.golden.appendingPathComponent("\(testCase.descriptorSet).pb"))
+    let data = try Data(
+      contentsOf: Self.golden.appendingPathComponent("\(testCase.descriptorSet).pb")
+    )
     let set = DescriptorSet(proto: try Google_Protobuf_FileDescriptorSet(serializedBytes: data))
     let file = try #require(set.files.last)
-    let namer = SwiftProtobufNamer(currentFile: file, protoFileToModuleMappings: ProtoFileToModuleMappings())
+    let namer = SwiftProtobufNamer(
+      currentFile: file,
+      protoFileToModuleMappings: ProtoFileToModuleMappings()
+    )
     return try #require(Generator(options: testCase.options).generate(file, namer: namer))
   }
 
@@ -59,12 +93,17 @@ struct GoldenTests {
       try output.write(to: expectedURL, atomically: true, encoding: .utf8)
     }
     let expected = try String(contentsOf: expectedURL, encoding: .utf8)
-    #expect(output == expected, "regenerate with GRPC_CALLS_UPDATE_GOLDEN=1 if the change is intended")
+    #expect(
+      output == expected,
+      "regenerate with GRPC_CALLS_UPDATE_GOLDEN=1 if the change is intended"
+    )
   }
 
   @Test("the output is valid Swift syntax (keywords escaped)", arguments: Self.cases)
   func parses(_ testCase: Case) throws {
-    let file = FileManager.default.temporaryDirectory.appendingPathComponent("golden-\(UUID().uuidString).swift")
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "golden-\(UUID().uuidString).swift"
+    )
     try Self.generate(testCase).write(to: file, atomically: true, encoding: .utf8)
     defer { try? FileManager.default.removeItem(at: file) }
     let swiftc = Process()
@@ -85,30 +124,50 @@ struct GoldenTests {
     proto.syntax = "proto3"
     let set = DescriptorSet(protos: [proto])
     let file = try #require(set.files.first)
-    let namer = SwiftProtobufNamer(currentFile: file, protoFileToModuleMappings: ProtoFileToModuleMappings())
+    let namer = SwiftProtobufNamer(
+      currentFile: file,
+      protoFileToModuleMappings: ProtoFileToModuleMappings()
+    )
     #expect(Generator().generate(file, namer: namer) == nil)
     #expect(Generator.outputName(for: file) == "messages.grpc-calls.swift")
   }
 
-  @Test("options: each parses; anything else is an error naming it; internal by default, as protoc-gen-swift")
+  @Test(
+    "options: each parses; anything else is an error naming it; internal by default, as protoc-gen-swift"
+  )
   func options() throws {
     #expect(GeneratorOptions().visibility == .internal)
     let options = try GeneratorOptions(parameters: [
-      ("Visibility", "Public"), ("Async", "false"), ("ShortServiceNames", "true"), ("FileNaming", "DropPath"),
+      ("Visibility", "Public"), ("Async", "false"), ("ShortServiceNames", "true"),
+      ("FileNaming", "DropPath"),
     ])
     #expect(
-      options == GeneratorOptions(visibility: .public, async: false, shortServiceNames: true, fileNaming: .dropPath)
+      options
+        == GeneratorOptions(
+          visibility: .public,
+          async: false,
+          shortServiceNames: true,
+          fileNaming: .dropPath
+        )
     )
-    let imports = try GeneratorOptions(parameters: [("ExtraModuleImports", "A"), ("ExtraModuleImports", "B")])
+    let imports = try GeneratorOptions(parameters: [
+      ("ExtraModuleImports", "A"), ("ExtraModuleImports", "B"),
+    ])
     #expect(imports.extraModuleImports == ["A", "B"])
     #expect(GeneratorOptions().v1Compatibility)
     #expect(try !GeneratorOptions(parameters: [("NoV1Compatibility", "")]).v1Compatibility)
     #expect(try !GeneratorOptions(parameters: [("NoV1Compatibility", "true")]).v1Compatibility)
     #expect(try GeneratorOptions(parameters: [("NoV1Compatibility", "false")]).v1Compatibility)
-    #expect(throws: GeneratorError.self) { try GeneratorOptions(parameters: [("NoV1Compatibility", "maybe")]) }
-    #expect(throws: GeneratorError.self) { try GeneratorOptions(parameters: [("Visibility", "Secret")]) }
+    #expect(throws: GeneratorError.self) {
+      try GeneratorOptions(parameters: [("NoV1Compatibility", "maybe")])
+    }
+    #expect(throws: GeneratorError.self) {
+      try GeneratorOptions(parameters: [("Visibility", "Secret")])
+    }
     #expect(throws: GeneratorError.self) { try GeneratorOptions(parameters: [("Colour", "blue")]) }
-    #expect(throws: GeneratorError.self) { try GeneratorOptions(parameters: [("FileNaming", "Flat")]) }
+    #expect(throws: GeneratorError.self) {
+      try GeneratorOptions(parameters: [("FileNaming", "Flat")])
+    }
   }
 
   @Test("file naming follows protoc-gen-swift's FileNaming")

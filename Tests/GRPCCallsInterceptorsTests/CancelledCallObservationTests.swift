@@ -11,7 +11,9 @@ import Tracing
 
 @Suite("Observing interceptors and cancelled calls")
 struct CancelledCallObservationTests {
-  @Test("a call the app cancels is logged, counted and traced as CANCELLED, and leaves nothing in flight")
+  @Test(
+    "a call the app cancels is logged, counted and traced as CANCELLED, and leaves nothing in flight"
+  )
   func cancelledCall() async throws {
     try await withTestServer { server in
       let logs = CapturedLogs()
@@ -35,13 +37,24 @@ struct CancelledCallObservationTests {
 
       let failed = try #require(logs.all.first { $0.message == "RPC failed" })
       #expect(failed.metadata["grpc.code"] == "1")
-      #expect(logs.all.filter { $0.message.hasPrefix("RPC ") }.map(\.message) == ["RPC started", "RPC failed"])
+      #expect(
+        logs.all.filter { $0.message.hasPrefix("RPC ") }.map(\.message) == [
+          "RPC started", "RPC failed",
+        ]
+      )
 
       let method = [
-        ("rpc.system", "grpc"), ("rpc.service", "grpc.testing.TestService"), ("rpc.method", "FullDuplexCall"),
+        ("rpc.system", "grpc"), ("rpc.service", "grpc.testing.TestService"),
+        ("rpc.method", "FullDuplexCall"),
       ]
-      #expect(try metrics.expectCounter("rpc.client.finished", method + [("rpc.grpc.status_code", "1")]).totalValue == 1)
-      #expect(try metrics.expectTimer("rpc.client.duration", method + [("rpc.grpc.status_code", "1")]).values.count == 1)
+      #expect(
+        try metrics.expectCounter("rpc.client.finished", method + [("rpc.grpc.status_code", "1")])
+          .totalValue == 1
+      )
+      #expect(
+        try metrics.expectTimer("rpc.client.duration", method + [("rpc.grpc.status_code", "1")])
+          .values.count == 1
+      )
       #expect(try metrics.expectMeter("rpc.client.in_flight", method).lastValue == 0)
 
       #expect(tracer.activeSpans.isEmpty)

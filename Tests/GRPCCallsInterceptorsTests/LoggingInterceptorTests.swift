@@ -10,7 +10,11 @@ import Testing
 @Suite("Logging interceptor over loopback")
 struct LoggingInterceptorTests {
   /// Options that log to `logs` at `level`, with a token and headers to redact.
-  static func options(_ server: TestServer, logs: CapturedLogs, level: Logger.Level) -> GRPCCallOptions {
+  static func options(
+    _ server: TestServer,
+    logs: CapturedLogs,
+    level: Logger.Level
+  ) -> GRPCCallOptions {
     var logger = logs.logger
     logger.logLevel = level
     var options = server.options
@@ -23,12 +27,18 @@ struct LoggingInterceptorTests {
     return options
   }
 
-  @Test("start and close records carry the method, metadata, counts and duration; secrets never appear")
+  @Test(
+    "start and close records carry the method, metadata, counts and duration; secrets never appear"
+  )
   func startAndClose() async throws {
     try await withTestServer { server in
       let logs = CapturedLogs()
       let options = Self.options(server, logs: logs, level: .debug)
-      let (_, recorder, close) = try await server.complete("UnaryCall", try InteropRequests.unary(responseBytes: 314), options: options)
+      let (_, recorder, close) = try await server.complete(
+        "UnaryCall",
+        try InteropRequests.unary(responseBytes: 314),
+        options: options
+      )
       #expect(close.error == nil)
       #expect(recorder.messages.count == 1)
 
@@ -68,7 +78,11 @@ struct LoggingInterceptorTests {
     try await withTestServer { server in
       let logs = CapturedLogs()
       let options = Self.options(server, logs: logs, level: .trace)
-      _ = try await server.complete("UnaryCall", try InteropRequests.unary(responseBytes: 10), options: options)
+      _ = try await server.complete(
+        "UnaryCall",
+        try InteropRequests.unary(responseBytes: 10),
+        options: options
+      )
       let messages = logs.all.filter { $0.message.hasSuffix("message") }
       #expect(messages.map(\.message) == ["RPC request message", "RPC response message"])
       #expect(messages.allSatisfy { $0.level == .trace })

@@ -1,11 +1,14 @@
 import CoreMetrics
-@testable import GRPCCallsInterceptors
 import MetricsTestKit
 import Testing
 
+@testable import GRPCCallsInterceptors
+
 @Suite("Metrics interceptor: each method's handles, made once")
 struct MethodMetricsTests {
-  @Test("the table keeps at most its limit of methods; a method beyond it still gets working handles")
+  @Test(
+    "the table keeps at most its limit of methods; a method beyond it still gets working handles"
+  )
   func tableIsBounded() throws {
     let metrics = TestMetrics()
     let cache = MethodMetricsCache(extraDimensions: [("region", "eu")], factory: metrics, limit: 2)
@@ -16,7 +19,9 @@ struct MethodMetricsTests {
     #expect(cache.metrics(path: "/a.S/One") === first)
     #expect(cache.metrics(path: "/a.S/Three") !== third)
     third.started.increment()
-    let dimensions = [("rpc.system", "grpc"), ("rpc.service", "a.S"), ("rpc.method", "Three"), ("region", "eu")]
+    let dimensions = [
+      ("rpc.system", "grpc"), ("rpc.service", "a.S"), ("rpc.method", "Three"), ("region", "eu"),
+    ]
     #expect(try metrics.expectCounter("rpc.client.started", dimensions).totalValue == 1)
     #expect(first.close(code: 0).finished === first.close(code: 0).finished)
   }

@@ -11,17 +11,20 @@ import Testing
 @Suite("Metrics interceptor over loopback")
 struct MetricsInterceptorTests {
   static let method = [
-    ("rpc.system", "grpc"), ("rpc.service", "grpc.testing.TestService"), ("rpc.method", "UnaryCall"),
+    ("rpc.system", "grpc"), ("rpc.service", "grpc.testing.TestService"),
+    ("rpc.method", "UnaryCall"),
   ]
 
-  @Test("10 calls, 7 OK and 3 failed: exact counts, a duration per call by code, in-flight back at 0, handles made once")
+  @Test(
+    "10 calls, 7 OK and 3 failed: exact counts, a duration per call by code, in-flight back at 0, handles made once"
+  )
   func mixedStatuses() async throws {
     try await withTestServer { server in
       let counting = CountingMetricsFactory()
       let metrics = counting.test
       var options = server.options
       options.interceptorFactories = [GRPCMetricsInterceptorFactory(factory: counting)]
-      for index in 0..<10 {
+      for index in 0 ..< 10 {
         var request = try InteropRequests.unary(responseBytes: 100)
         if index % 3 == 2 {
           request.responseStatus.code = 2
@@ -38,8 +41,14 @@ struct MetricsInterceptorTests {
       #expect(try metrics.expectTimer("rpc.client.duration", ok).values.count == 7)
       #expect(try metrics.expectTimer("rpc.client.duration", failed).values.count == 3)
       #expect(try metrics.expectTimer("rpc.client.duration", ok).values.allSatisfy { $0 > 0 })
-      #expect(try metrics.expectRecorder("rpc.client.requests_per_rpc", Self.method).values.count == 10)
-      #expect(try metrics.expectRecorder("rpc.client.requests_per_rpc", Self.method).values.allSatisfy { $0 == 1 })
+      #expect(
+        try metrics.expectRecorder("rpc.client.requests_per_rpc", Self.method).values.count == 10
+      )
+      #expect(
+        try metrics.expectRecorder("rpc.client.requests_per_rpc", Self.method).values.allSatisfy {
+          $0 == 1
+        }
+      )
       // Failed calls got no message.
       let responses = try metrics.expectRecorder("rpc.client.responses_per_rpc", Self.method).values
       #expect(responses.filter { $0 == 1 }.count == 7)
@@ -67,7 +76,10 @@ private final class CountingMetricsFactory: MetricsFactory {
     return self.test.makeCounter(label: label, dimensions: dimensions)
   }
 
-  func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
+  func makeFloatingPointCounter(
+    label: String,
+    dimensions: [(String, String)]
+  ) -> any FloatingPointCounterHandler {
     self.count.withLock { $0 += 1 }
     return self.test.makeFloatingPointCounter(label: label, dimensions: dimensions)
   }
@@ -77,7 +89,11 @@ private final class CountingMetricsFactory: MetricsFactory {
     return self.test.makeMeter(label: label, dimensions: dimensions)
   }
 
-  func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
+  func makeRecorder(
+    label: String,
+    dimensions: [(String, String)],
+    aggregate: Bool
+  ) -> any RecorderHandler {
     self.count.withLock { $0 += 1 }
     return self.test.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate)
   }

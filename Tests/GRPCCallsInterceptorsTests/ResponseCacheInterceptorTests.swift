@@ -38,13 +38,17 @@ struct ResponseCacheInterceptorTests {
       call.receiveNextMessages(1)
     }
     let close = try #require(await recorder.waitForClose(upTo: 60))
-    let body = try recorder.messages.first.map { try Grpc_Testing_SimpleResponse(serializedBytes: $0).payload.body }
+    let body = try recorder.messages.first.map {
+      try Grpc_Testing_SimpleResponse(serializedBytes: $0).payload.body
+    }
     return Answer(body: body, close: close, recorder: recorder)
   }
 
   static func serverCalls(_ server: TestServer) -> Int { server.recorder.rpcs.count }
 
-  @Test("an identical cacheable call is answered from the cache: same body, no new server call; another request misses")
+  @Test(
+    "an identical cacheable call is answered from the cache: same body, no new server call; another request misses"
+  )
   func hitAndMiss() async throws {
     try await withTestServer { server in
       let cache = GRPCResponseCacheInterceptorFactory()
@@ -53,7 +57,11 @@ struct ResponseCacheInterceptorTests {
       let second = try await Self.call(server, cache, payload: "a")
       #expect(second.close.error == nil)
       #expect(second.body == first.body)
-      #expect(second.recorder.initialMetadata?[stringValues: "cache-control"].contains("max-age=60, public") == true)
+      #expect(
+        second.recorder.initialMetadata?[stringValues: "cache-control"].contains(
+          "max-age=60, public"
+        ) == true
+      )
       #expect(Self.serverCalls(server) == 1)
 
       let other = try await Self.call(server, cache, payload: "b")
@@ -106,7 +114,12 @@ struct ResponseCacheInterceptorTests {
   func byteBound() async throws {
     try await withTestServer { server in
       // One response's size, from a call the cache does not keep.
-      let probe = try await Self.call(server, GRPCResponseCacheInterceptorFactory(), payload: "a", safety: .default)
+      let probe = try await Self.call(
+        server,
+        GRPCResponseCacheInterceptorFactory(),
+        payload: "a",
+        safety: .default
+      )
       let size = try #require(probe.recorder.messages.first?.count)
       var config = GRPCResponseCacheInterceptorFactory.Config.defaults
       config.maxBytes = size + size / 2
@@ -139,8 +152,20 @@ struct ResponseCacheInterceptorTests {
       #expect(listed.count == 0)
       config.defaultLifetime = 30
       let withLifetime = GRPCResponseCacheInterceptorFactory(config: config)
-      _ = try await Self.call(server, withLifetime, payload: "a", method: "UnaryCall", safety: .default)
-      _ = try await Self.call(server, withLifetime, payload: "a", method: "UnaryCall", safety: .default)
+      _ = try await Self.call(
+        server,
+        withLifetime,
+        payload: "a",
+        method: "UnaryCall",
+        safety: .default
+      )
+      _ = try await Self.call(
+        server,
+        withLifetime,
+        payload: "a",
+        method: "UnaryCall",
+        safety: .default
+      )
       #expect(Self.serverCalls(server) == 4)
 
       // A failure is never kept.
@@ -148,7 +173,7 @@ struct ResponseCacheInterceptorTests {
       failing.responseStatus.code = 2
       var options = server.options
       options.interceptorFactories = [withLifetime]
-      for _ in 0..<2 {
+      for _ in 0 ..< 2 {
         let (_, _, close) = try await server.complete("UnaryCall", failing, options: options)
         #expect(close.error?.code == .unknown)
       }

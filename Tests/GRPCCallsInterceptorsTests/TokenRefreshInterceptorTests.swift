@@ -17,7 +17,11 @@ struct TokenRefreshInterceptorTests {
     let failure: GRPCError?
     private let count = LockedValue(0)
 
-    init(clock: ManualClock = ManualClock(), lifetime: TimeInterval? = nil, failure: GRPCError? = nil) {
+    init(
+      clock: ManualClock = ManualClock(),
+      lifetime: TimeInterval? = nil,
+      failure: GRPCError? = nil
+    ) {
       self.clock = clock
       self.lifetime = lifetime
       self.failure = failure
@@ -33,11 +37,17 @@ struct TokenRefreshInterceptorTests {
       // Slow, as a real identity provider: calls made meanwhile must wait for this fetch.
       try await Task.sleep(for: .milliseconds(100))
       if let failure { throw failure }
-      return GRPCAccessToken("t\(number)", expiresAt: self.lifetime.map { self.clock.now().addingTimeInterval($0) })
+      return GRPCAccessToken(
+        "t\(number)",
+        expiresAt: self.lifetime.map { self.clock.now().addingTimeInterval($0) }
+      )
     }
 
     func factory() -> GRPCTokenRefreshInterceptorFactory {
-      GRPCTokenRefreshInterceptorFactory(now: { self.clock.now() }, source: { try await self.fetch() })
+      GRPCTokenRefreshInterceptorFactory(
+        now: { self.clock.now() },
+        source: { try await self.fetch() }
+      )
     }
   }
 
@@ -54,17 +64,25 @@ struct TokenRefreshInterceptorTests {
     options.interceptorFactories = [factory]
     options.timeout = timeout
     if let token {
-      options.initialMetadata.addString("Bearer \(token)", forKey: InteropServerRecorder.requiredAuthorizationKey)
+      options.initialMetadata.addString(
+        "Bearer \(token)",
+        forKey: InteropServerRecorder.requiredAuthorizationKey
+      )
     }
     if let retryDelayMilliseconds {
-      options.initialMetadata.addString("\(retryDelayMilliseconds)", forKey: InteropServerRecorder.retryDelayKey)
+      options.initialMetadata.addString(
+        "\(retryDelayMilliseconds)",
+        forKey: InteropServerRecorder.retryDelayKey
+      )
     }
     let request = try InteropRequests.unary(responseBytes: 10)
     return try await server.complete("UnaryCall", request, options: options, safety: safety).close
   }
 
   static func tokens(_ server: TestServer) -> [String] {
-    server.recorder.rpcs.map { Array($0.metadata[stringValues: "authorization"]).joined(separator: ",") }
+    server.recorder.rpcs.map {
+      Array($0.metadata[stringValues: "authorization"]).joined(separator: ",")
+    }
   }
 
   @Test("50 concurrent calls on an empty cache: one fetch, every call carries the token")
@@ -73,7 +91,7 @@ struct TokenRefreshInterceptorTests {
       let source = Source()
       let factory = source.factory()
       try await withThrowingTaskGroup(of: GRPCError?.self) { group in
-        for _ in 0..<50 {
+        for _ in 0 ..< 50 {
           group.addTask { try await Self.unary(server, factory: factory).error }
         }
         for try await error in group {
@@ -100,14 +118,21 @@ struct TokenRefreshInterceptorTests {
     }
   }
 
-  @Test("UNAUTHENTICATED for a stale token: an idempotent call retries once with a fresh one and succeeds")
+  @Test(
+    "UNAUTHENTICATED for a stale token: an idempotent call retries once with a fresh one and succeeds"
+  )
   func retryOnUnauthenticated() async throws {
     try await withTestServer { server in
       let source = Source()
       let factory = source.factory()
       #expect(try await Self.unary(server, factory: factory, requiring: "t1").error == nil)
       // The server rotated its keys: t1 is no longer accepted.
-      let close = try await Self.unary(server, factory: factory, safety: .idempotent, requiring: "t2")
+      let close = try await Self.unary(
+        server,
+        factory: factory,
+        safety: .idempotent,
+        requiring: "t2"
+      )
       #expect(close.error == nil)
       #expect(source.fetches == 2)
       #expect(Self.tokens(server) == ["Bearer t1", "Bearer t1", "Bearer t2"])
@@ -121,7 +146,9 @@ struct TokenRefreshInterceptorTests {
     }
   }
 
-  @Test("UNAUTHENTICATED with RetryInfo: the retry waits the server's delay before it asks for a token")
+  @Test(
+    "UNAUTHENTICATED with RetryInfo: the retry waits the server's delay before it asks for a token"
+  )
   func retryWaitsForRetryInfo() async throws {
     try await withTestServer { server in
       let source = Source()
@@ -141,7 +168,9 @@ struct TokenRefreshInterceptorTests {
     }
   }
 
-  @Test("UNAUTHENTICATED with a RetryInfo longer than the call's deadline: no retry, the server's status")
+  @Test(
+    "UNAUTHENTICATED with a RetryInfo longer than the call's deadline: no retry, the server's status"
+  )
   func retryInfoPastDeadline() async throws {
     try await withTestServer { server in
       let source = Source()
@@ -161,10 +190,14 @@ struct TokenRefreshInterceptorTests {
     }
   }
 
-  @Test("a throwing source fails the call with UNAUTHENTICATED and its message; no connection is opened")
+  @Test(
+    "a throwing source fails the call with UNAUTHENTICATED and its message; no connection is opened"
+  )
   func failingSource() async throws {
     try await withTestServer { server in
-      let source = Source(failure: GRPCError(code: .unavailable, message: "identity provider is down"))
+      let source = Source(
+        failure: GRPCError(code: .unavailable, message: "identity provider is down")
+      )
       let factory = source.factory()
       let close = try await Self.unary(server, factory: factory)
       #expect(close.error?.code == .unauthenticated)

@@ -1,6 +1,5 @@
 import Foundation
 import GRPCCalls
-@testable import GRPCCallsInterceptors
 import GRPCCallsInterop
 import GRPCCallsTestSupport
 import GRPCCore
@@ -8,9 +7,13 @@ import InMemoryTracing
 import Testing
 import Tracing
 
+@testable import GRPCCallsInterceptors
+
 @Suite("Tracing interceptor over loopback")
 struct TracingInterceptorTests {
-  @Test("a call inside a span: a client child span with the RPC attributes; the server gets its traceparent")
+  @Test(
+    "a call inside a span: a client child span with the RPC attributes; the server gets its traceparent"
+  )
   func childSpanAndTraceparent() async throws {
     try await withTestServer { server in
       let tracer = W3CTestTracer()
@@ -20,7 +23,11 @@ struct TracingInterceptorTests {
       options.interceptorFactories = [GRPCTracingInterceptorFactory(config: config, tracer: tracer)]
       let parent = tracer.startSpan("checkout")
       let close = try await ServiceContext.withValue(parent.context) {
-        try await server.complete("UnaryCall", try InteropRequests.unary(responseBytes: 10), options: options).2
+        try await server.complete(
+          "UnaryCall",
+          try InteropRequests.unary(responseBytes: 10),
+          options: options
+        ).2
       }
       parent.end()
       #expect(close.error == nil)
@@ -116,20 +123,23 @@ struct W3CTestTracer: Tracer {
   ) where Extract.Carrier == Carrier {}
 
   private static func hex(bytes: Int) -> String {
-    (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    (0 ..< bytes).map { _ in String(format: "%02x", UInt8.random(in: 0 ... 255)) }.joined()
   }
 }
 
 @Suite("Server address attributes")
 struct ServerAddressTests {
-  @Test("host, host:port and [v6]:port split as server.address and server.port", arguments: [
-    ("api.example.com", "api.example.com", nil),
-    ("api.example.com:443", "api.example.com", 443),
-    ("127.0.0.1:50051", "127.0.0.1", 50051),
-    ("[::1]:8080", "::1", 8080),
-    ("[::1]", "::1", nil),
-    ("::1", "::1", nil),
-  ] as [(String, String, Int?)])
+  @Test(
+    "host, host:port and [v6]:port split as server.address and server.port",
+    arguments: [
+      ("api.example.com", "api.example.com", nil),
+      ("api.example.com:443", "api.example.com", 443),
+      ("127.0.0.1:50051", "127.0.0.1", 50051),
+      ("[::1]:8080", "::1", 8080),
+      ("[::1]", "::1", nil),
+      ("::1", "::1", nil),
+    ] as [(String, String, Int?)]
+  )
   func split(host: String, address: String, port: Int?) {
     let split = ServerAddress(host: host)
     #expect(split.address == address)

@@ -29,7 +29,10 @@ struct FileSetTests {
     var files = FileSet()
     try files.add(Self.answer(Self.file("app.proto", imports: ["types.proto", "common.proto"])))
     #expect(files.missingDependency == "types.proto")
-    try files.add(Self.answer(Self.file("types.proto", imports: ["common.proto"])), expecting: "types.proto")
+    try files.add(
+      Self.answer(Self.file("types.proto", imports: ["common.proto"])),
+      expecting: "types.proto"
+    )
     #expect(files.missingDependency == "common.proto")
     try files.add(Self.answer(Self.file("common.proto")), expecting: "common.proto")
     #expect(files.missingDependency == nil)
@@ -39,7 +42,12 @@ struct FileSetTests {
   @Test("an import cycle ends: each file once")
   func cycle() throws {
     var files = FileSet()
-    try files.add(Self.answer(Self.file("a.proto", imports: ["b.proto"]), Self.file("b.proto", imports: ["a.proto"])))
+    try files.add(
+      Self.answer(
+        Self.file("a.proto", imports: ["b.proto"]),
+        Self.file("b.proto", imports: ["a.proto"])
+      )
+    )
     #expect(files.missingDependency == nil)
     #expect(Set(files.dependenciesFirst.map(\.name)) == ["a.proto", "b.proto"])
     #expect(files.count == 2)
@@ -55,10 +63,14 @@ struct FileSetTests {
     #expect(files.dependenciesFirst.map(\.name) == ["app.proto"])
   }
 
-  @Test("an answer without the file asked for, or that is not file descriptors, or that does not decode: INTERNAL")
+  @Test(
+    "an answer without the file asked for, or that is not file descriptors, or that does not decode: INTERNAL"
+  )
   func badAnswers() throws {
     var files = FileSet()
-    #expect(throws: GRPCError.self) { try files.add(Self.answer(Self.file("other.proto")), expecting: "wanted.proto") }
+    #expect(throws: GRPCError.self) {
+      try files.add(Self.answer(Self.file("other.proto")), expecting: "wanted.proto")
+    }
     var listing = ReflectionResponse()
     listing.listServicesResponse = Grpc_Reflection_V1_ListServiceResponse()
     #expect(throws: GRPCError.self) { try files.add(listing) }

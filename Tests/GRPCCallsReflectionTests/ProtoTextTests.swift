@@ -39,15 +39,23 @@ struct ProtoTextTests {
     var labels = Google_Protobuf_DescriptorProto()
     labels.name = "LabelsEntry"
     labels.options.mapEntry = true
-    labels.field = [Self.field("key", 1, .string), Self.field("value", 2, .message, typeName: ".kv.Entry.Inner")]
+    labels.field = [
+      Self.field("key", 1, .string), Self.field("value", 2, .message, typeName: ".kv.Entry.Inner"),
+    ]
     var inner = Google_Protobuf_DescriptorProto()
     inner.name = "Inner"
     inner.field = [Self.field("note", 1, .string)]
     var kind = Google_Protobuf_EnumDescriptorProto()
     kind.name = "Kind"
     kind.value = [
-      .with { $0.name = "SECOND"; $0.number = 1 },
-      .with { $0.name = "FIRST"; $0.number = 0 },
+      .with {
+        $0.name = "SECOND"
+        $0.number = 1
+      },
+      .with {
+        $0.name = "FIRST"
+        $0.number = 0
+      },
     ]
     entry.nestedType = [labels, inner]
     entry.enumType = [kind]
@@ -65,8 +73,17 @@ struct ProtoTextTests {
     var service = Google_Protobuf_ServiceDescriptorProto()
     service.name = "Store"
     service.method = [
-      .with { $0.name = "Watch"; $0.inputType = ".kv.Entry"; $0.outputType = ".kv.Entry"; $0.serverStreaming = true },
-      .with { $0.name = "Get"; $0.inputType = ".kv.Entry"; $0.outputType = ".kv.Entry" },
+      .with {
+        $0.name = "Watch"
+        $0.inputType = ".kv.Entry"
+        $0.outputType = ".kv.Entry"
+        $0.serverStreaming = true
+      },
+      .with {
+        $0.name = "Get"
+        $0.inputType = ".kv.Entry"
+        $0.outputType = ".kv.Entry"
+      },
     ]
     file.messageType = [entry]
     file.service = [service]
@@ -86,10 +103,15 @@ struct ProtoTextTests {
         """
     )
     #expect(text.methods(of: "kv.Store") == ["kv.Store.Get", "kv.Store.Watch"])
-    #expect(text.describe(".kv.Store.Watch") == "kv.Store.Watch is a method:\nrpc Watch ( .kv.Entry ) returns ( stream .kv.Entry );")
+    #expect(
+      text.describe(".kv.Store.Watch")
+        == "kv.Store.Watch is a method:\nrpc Watch ( .kv.Entry ) returns ( stream .kv.Entry );"
+    )
   }
 
-  @Test("a message: fields by number, a oneof where its first field stands, maps, proto3 optional, nested types")
+  @Test(
+    "a message: fields by number, a oneof where its first field stands, maps, proto3 optional, nested types"
+  )
   func message() {
     #expect(
       GRPCProtoText(files: [Self.store]).describe("kv.Entry") == """
@@ -122,8 +144,14 @@ struct ProtoTextTests {
     legacy.syntax = "proto2"
     legacy.messageType[0].nestedType[1].field[0].label = .optional
     let text = GRPCProtoText(files: [legacy])
-    #expect(text.describe("kv.Entry.Kind") == "kv.Entry.Kind is an enum:\nenum Kind {\n  FIRST = 0;\n  SECOND = 1;\n}")
-    #expect(text.describe("kv.Entry.Inner") == "kv.Entry.Inner is a message:\nmessage Inner {\n  optional string note = 1;\n}")
+    #expect(
+      text.describe("kv.Entry.Kind")
+        == "kv.Entry.Kind is an enum:\nenum Kind {\n  FIRST = 0;\n  SECOND = 1;\n}"
+    )
+    #expect(
+      text.describe("kv.Entry.Inner")
+        == "kv.Entry.Inner is a message:\nmessage Inner {\n  optional string note = 1;\n}"
+    )
     #expect(text.describe("kv.Missing") == nil)
     #expect(text.methods(of: "kv.Entry") == nil)
   }

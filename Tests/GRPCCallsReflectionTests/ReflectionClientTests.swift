@@ -14,7 +14,11 @@ struct ReflectionClientTests {
   static func client(_ server: TestServer, _ metadata: Metadata = [:]) -> GRPCReflectionClient {
     var options = server.options
     options.initialMetadata = metadata
-    return GRPCReflectionClient(host: server.server.target, callOptions: options, channelPool: server.pool)
+    return GRPCReflectionClient(
+      host: server.server.target,
+      callOptions: options,
+      channelPool: server.pool
+    )
   }
 
   @Test("lists the services the server offers")
@@ -33,9 +37,16 @@ struct ReflectionClientTests {
   @Test("the file of a symbol comes with its imports, dependencies first")
   func fileContainingSymbol() async throws {
     try await withTestServer { server in
-      let files = try await Self.client(server).fileDescriptors(containingSymbol: "grpc.testing.TestService.UnaryCall")
+      let files = try await Self.client(server).fileDescriptors(
+        containingSymbol: "grpc.testing.TestService.UnaryCall"
+      )
       let names = files.map(\.name)
-      #expect(Set(names) == ["src/proto/grpc/testing/test.proto", "src/proto/grpc/testing/empty.proto", "src/proto/grpc/testing/messages.proto"])
+      #expect(
+        Set(names) == [
+          "src/proto/grpc/testing/test.proto", "src/proto/grpc/testing/empty.proto",
+          "src/proto/grpc/testing/messages.proto",
+        ]
+      )
       #expect(names.last == "src/proto/grpc/testing/test.proto")
       let service = files.last?.service.first
       #expect(service?.name == "TestService")
@@ -50,7 +61,9 @@ struct ReflectionClientTests {
       let health = try await client.fileDescriptors(filename: "grpc/health/v1/health.proto")
       #expect(health.map(\.name) == ["grpc/health/v1/health.proto"])
       #expect(health.first?.service.first?.method.map(\.name) == ["Check", "List", "Watch"])
-      let byEnum = try await client.fileDescriptors(containingSymbol: ".grpc.health.v1.HealthCheckResponse.ServingStatus")
+      let byEnum = try await client.fileDescriptors(
+        containingSymbol: ".grpc.health.v1.HealthCheckResponse.ServingStatus"
+      )
       #expect(byEnum.map(\.name) == ["grpc/health/v1/health.proto"])
     }
   }

@@ -45,7 +45,12 @@ public struct CancellationProbe: Sendable {
   /// reach the server on a busy machine.
   public var deadline: TimeInterval
 
-  public init(trigger: Trigger, method: String, testID: String = UUID().uuidString, deadline: TimeInterval = 5) {
+  public init(
+    trigger: Trigger,
+    method: String,
+    testID: String = UUID().uuidString,
+    deadline: TimeInterval = 5
+  ) {
     self.trigger = trigger
     self.method = method
     self.testID = testID
@@ -69,9 +74,15 @@ public struct CancellationProbe: Sendable {
     }
     switch self.trigger {
     case .task:
-      return try await self.runAsync(service: TestService(host: target, callOptions: options, channelPool: pool), arrived: arrived)
+      return try await self.runAsync(
+        service: TestService(host: target, callOptions: options, channelPool: pool),
+        arrived: arrived
+      )
     case .legacy:
-      return try await self.runLegacy(service: TestService(host: target, callOptions: options, channelPool: pool), arrived: arrived)
+      return try await self.runLegacy(
+        service: TestService(host: target, callOptions: options, channelPool: pool),
+        arrived: arrived
+      )
     case .cancel, .deadline, .interceptor:
       let canceller = CancellingInterceptorFactory()
       if self.trigger == .interceptor {
@@ -98,10 +109,16 @@ public struct CancellationProbe: Sendable {
   /// What is wrong with the cancelled call: the error it closed with, the client's HTTP/2 frames
   /// on its connection and the server's record of how the request stream ended ("cancelled",
   /// "deadline", "complete", …; `nil` when the server recorded nothing). Empty when all is well.
-  public func problems(error: GRPCError?, frames: [RecordedHTTP2Frame], serverOutcome: String?) -> [String] {
+  public func problems(
+    error: GRPCError?,
+    frames: [RecordedHTTP2Frame],
+    serverOutcome: String?
+  ) -> [String] {
     var problems: [String] = []
     if error?.code != self.trigger.expectedCode {
-      problems.append("closed with \(error.map { "\($0)" } ?? "success"), not \(self.trigger.expectedCode)")
+      problems.append(
+        "closed with \(error.map { "\($0)" } ?? "success"), not \(self.trigger.expectedCode)"
+      )
     }
     let resets = frames.filter(\.isReset)
     if !resets.allSatisfy({ $0.errorCode == RecordedHTTP2Frame.cancel }) {
@@ -118,7 +135,9 @@ public struct CancellationProbe: Sendable {
     // A server cannot tell a passed deadline from a reset that came at the same moment.
     let accepted = self.trigger == .deadline ? ["cancelled", "deadline"] : ["cancelled"]
     if !accepted.contains(serverOutcome ?? "") {
-      problems.append("the server's handler recorded \(serverOutcome.map { "'\($0)'" } ?? "nothing"), not \(accepted.joined(separator: " or "))")
+      problems.append(
+        "the server's handler recorded \(serverOutcome.map { "'\($0)'" } ?? "nothing"), not \(accepted.joined(separator: " or "))"
+      )
     }
     if !problems.isEmpty {
       problems.append("client frames: \(frames)")
@@ -130,10 +149,14 @@ public struct CancellationProbe: Sendable {
 
   /// The one request: FullDuplexCall asks for one small response.
   private var request: any SwiftProtobuf.Message {
-    self.isDuplex ? InteropRequests.stream(count: 1, size: 8) : Grpc_Testing_StreamingInputCallRequest()
+    self.isDuplex
+      ? InteropRequests.stream(count: 1, size: 8) : Grpc_Testing_StreamingInputCallRequest()
   }
 
-  private func runAsync(service: TestService, arrived: @escaping @Sendable () async -> Void) async throws -> GRPCError? {
+  private func runAsync(
+    service: TestService,
+    arrived: @escaping @Sendable () async -> Void
+  ) async throws -> GRPCError? {
     let duplex = self.isDuplex
     let task = Task {
       if duplex {
@@ -158,7 +181,10 @@ public struct CancellationProbe: Sendable {
     }
   }
 
-  private func runLegacy(service: TestService, arrived: @escaping @Sendable () async -> Void) async throws -> GRPCError? {
+  private func runLegacy(
+    service: TestService,
+    arrived: @escaping @Sendable () async -> Void
+  ) async throws -> GRPCError? {
     let pipe = GRXBufferedPipe()
     let ended = LockedValue<(ended: Bool, error: GRPCError?)>((false, nil))
     let call: GRPCProtoCall
@@ -177,7 +203,9 @@ public struct CancellationProbe: Sendable {
     call.cancel()
     let end = await eventually { ended.withLock { $0.ended ? $0 : nil } }
     guard let end else {
-      throw TestSupportFailure(description: "the v1 call did not end within \(Int(CloseWait.seconds)) s of its cancel")
+      throw TestSupportFailure(
+        description: "the v1 call did not end within \(Int(CloseWait.seconds)) s of its cancel"
+      )
     }
     return end.error
   }

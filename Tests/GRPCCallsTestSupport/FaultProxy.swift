@@ -129,7 +129,9 @@ public final class FaultProxy: Sendable {
     let started: Int32? = try self.state.withLock { state in
       guard let listener = state.listener, !state.listening, !state.closed else { return nil }
       guard Glibc.listen(listener, 128) == 0 else {
-        throw TestSupportFailure(description: "the proxy could not listen again on port \(self.port): errno \(errno)")
+        throw TestSupportFailure(
+          description: "the proxy could not listen again on port \(self.port): errno \(errno)"
+        )
       }
       state.listening = true
       return listener
@@ -205,7 +207,9 @@ public final class FaultProxy: Sendable {
     guard bound == 0, Glibc.listen(fd, 128) == 0 else {
       let code = errno
       Glibc.close(fd)
-      throw TestSupportFailure(description: "the proxy could not listen on port \(port): errno \(code)")
+      throw TestSupportFailure(
+        description: "the proxy could not listen on port \(port): errno \(code)"
+      )
     }
     _ = withUnsafeMutablePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
@@ -298,8 +302,12 @@ public final class FaultProxy: Sendable {
       return
     }
     let recording = self.recordsClientBytes
-    Thread.detachNewThread { self.pump(link: id, from: client, to: upstream, recording: recording, fromServer: false) }
-    Thread.detachNewThread { self.pump(link: id, from: upstream, to: client, recording: false, fromServer: true) }
+    Thread.detachNewThread {
+      self.pump(link: id, from: client, to: upstream, recording: recording, fromServer: false)
+    }
+    Thread.detachNewThread {
+      self.pump(link: id, from: upstream, to: client, recording: false, fromServer: true)
+    }
   }
 
   /// What a pump does with the chunk it just read.
@@ -310,14 +318,20 @@ public final class FaultProxy: Sendable {
     case stop
   }
 
-  private func pump(link id: Int, from source: Int32, to destination: Int32, recording: Bool, fromServer: Bool) {
+  private func pump(
+    link id: Int,
+    from source: Int32,
+    to destination: Int32,
+    recording: Bool,
+    fromServer: Bool
+  ) {
     var buffer = [UInt8](repeating: 0, count: 64 * 1024)
     while true {
       let limit = self.state.withLock { $0.fault }.readLimit(buffer: buffer.count)
       let count = read(source, &buffer, limit)
       if recording, count > 0 {
         self.state.withLock { state in
-          state.recordings[id, default: ClientRecording()].append(buffer[0..<count])
+          state.recordings[id, default: ClientRecording()].append(buffer[0 ..< count])
         }
       }
       var action = self.action(link: id, read: count)
@@ -369,7 +383,9 @@ public final class FaultProxy: Sendable {
   private static func write(_ buffer: [UInt8], count: Int, to destination: Int32) -> Bool {
     var sent = 0
     while sent < count {
-      let written = buffer[sent..<count].withUnsafeBytes { Glibc.write(destination, $0.baseAddress, count - sent) }
+      let written = buffer[sent ..< count].withUnsafeBytes {
+        Glibc.write(destination, $0.baseAddress, count - sent)
+      }
       guard written > 0 else { return false }
       sent += written
     }

@@ -32,7 +32,7 @@ public enum InteropRequests {
   public static func unary(responseBytes: Int) throws -> Grpc_Testing_SimpleRequest {
     var request = Grpc_Testing_SimpleRequest()
     // The payload's framing takes at most a dozen bytes: find the body size that lands exactly.
-    for body in max(0, responseBytes - 12)...responseBytes {
+    for body in max(0, responseBytes - 12) ... responseBytes {
       var response = Grpc_Testing_SimpleResponse()
       response.payload.body = Data(count: body)
       if try response.serializedData().count == responseBytes {
@@ -44,8 +44,8 @@ public enum InteropRequests {
   }
 }
 
-/// The documented bounds of flow control that tests assert, at a 1 MiB window (README, "Flow
-/// control").
+/// The documented bounds of flow control that tests assert, at a 1 MiB window (the Flow
+/// control article of GRPCCalls).
 public enum FlowControlBounds {
   /// How far ahead of a reader with no demand a server may send on one stream, in bytes on the
   /// wire (``FaultProxy/serverBytes``): the window, what the client's transport reads ahead

@@ -24,7 +24,9 @@ public struct RecordedHTTP2Frame: Equatable, Sendable, CustomStringConvertible {
   public var isData: Bool { self.type == Self.data }
   /// An RST_STREAM: the client ended the stream early.
   public var isReset: Bool { self.type == Self.rstStream }
-  public var endsStream: Bool { (self.type == Self.data || self.type == Self.headers) && self.flags & Self.endStream != 0 }
+  public var endsStream: Bool {
+    (self.type == Self.data || self.type == Self.headers) && self.flags & Self.endStream != 0
+  }
 
   public var description: String {
     "type \(self.type) flags \(self.flags) stream \(self.streamID) length \(self.length)"
@@ -44,9 +46,15 @@ public struct RecordedHTTP2Frame: Equatable, Sendable, CustomStringConvertible {
         (UInt32(bytes[offset + 5]) & 0x7f) << 24 | UInt32(bytes[offset + 6]) << 16
         | UInt32(bytes[offset + 7]) << 8 | UInt32(bytes[offset + 8])
       guard offset + 9 + length <= bytes.count else { break }
-      var frame = RecordedHTTP2Frame(type: bytes[offset + 3], flags: bytes[offset + 4], streamID: streamID, length: length, offset: offset)
+      var frame = RecordedHTTP2Frame(
+        type: bytes[offset + 3],
+        flags: bytes[offset + 4],
+        streamID: streamID,
+        length: length,
+        offset: offset
+      )
       if frame.isReset, length == 4 {
-        frame.errorCode = bytes[(offset + 9)..<(offset + 13)].reduce(0) { $0 << 8 | UInt32($1) }
+        frame.errorCode = bytes[(offset + 9) ..< (offset + 13)].reduce(0) { $0 << 8 | UInt32($1) }
       }
       frames.append(frame)
       offset += 9 + length

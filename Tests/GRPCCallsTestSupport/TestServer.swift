@@ -30,7 +30,13 @@ public struct TestServer: Sendable {
     safety: GRPCCallSafety = .default,
     recorder: CallRecorder = CallRecorder()
   ) throws -> (GRPCCall2, CallRecorder) {
-    try self.client.makeCall(method, service: service, options: options, safety: safety, recorder: recorder)
+    try self.client.makeCall(
+      method,
+      service: service,
+      options: options,
+      safety: safety,
+      recorder: recorder
+    )
   }
 
   /// Starts `method`, sends `request`, half-closes and waits for the close.
@@ -47,7 +53,9 @@ public struct TestServer: Sendable {
     call.writeData(try request.bytes)
     call.finish()
     guard let close = await recorder.waitForClose() else {
-      throw TestSupportFailure(description: "\(method) did not close within \(Int(CloseWait.seconds)) s")
+      throw TestSupportFailure(
+        description: "\(method) did not close within \(Int(CloseWait.seconds)) s"
+      )
     }
     return (call, recorder, close)
   }
@@ -127,7 +135,10 @@ public struct TestSupportFailure: Error, CustomStringConvertible {
 }
 
 /// Polls `value` until it is not `nil`, for up to `seconds`.
-public func eventually<T: Sendable>(upTo seconds: Double = CloseWait.seconds, _ value: () -> T?) async -> T? {
+public func eventually<T: Sendable>(
+  upTo seconds: Double = CloseWait.seconds,
+  _ value: () -> T?
+) async -> T? {
   let deadline = ContinuousClock.now + .seconds(seconds)
   while ContinuousClock.now < deadline {
     if let value = value() { return value }
@@ -165,7 +176,8 @@ public enum RPCPath: String, Sendable, CaseIterable {
 
   /// The path `GRPC_CALLS_RPC_PATH` names; the raw path when it names none.
   public static var current: RPCPath {
-    ProcessInfo.processInfo.environment["GRPC_CALLS_RPC_PATH"].flatMap(RPCPath.init(rawValue:)) ?? .raw
+    ProcessInfo.processInfo.environment["GRPC_CALLS_RPC_PATH"].flatMap(RPCPath.init(rawValue:))
+      ?? .raw
   }
 }
 

@@ -11,10 +11,16 @@ import Testing
 /// The async faces free their call and its bridge once the call closed: no cycle survives.
 @Suite("async call lifetimes")
 struct AsyncLifetimeTests {
-  @Test("unary, unary with metadata, server streaming and bidirectional calls free their call and bridge")
+  @Test(
+    "unary, unary with metadata, server streaming and bidirectional calls free their call and bridge"
+  )
   func freedAfterClose() async throws {
     try await withTestServer { server in
-      let service = ObservedService(host: server.server.target, callOptions: server.options, channelPool: server.pool)
+      let service = ObservedService(
+        host: server.server.target,
+        callOptions: server.options,
+        channelPool: server.pool
+      )
       _ = try await service.unaryResponse(
         method: "UnaryCall",
         request: Grpc_Testing_SimpleRequest(),
@@ -55,7 +61,11 @@ struct AsyncLifetimeTests {
   @Test("a unary call gives its headers and trailers with the message")
   func unaryWithMetadata() async throws {
     try await withTestServer { server in
-      let service = ObservedService(host: server.server.target, callOptions: server.options, channelPool: server.pool)
+      let service = ObservedService(
+        host: server.server.target,
+        callOptions: server.options,
+        channelPool: server.pool
+      )
       var options = server.options
       options.initialMetadata.addString("echoed-value", forKey: "x-grpc-test-echo-initial")
       options.initialMetadata.addBinary([0xab, 0xcd], forKey: "x-grpc-test-echo-trailing-bin")
@@ -65,8 +75,12 @@ struct AsyncLifetimeTests {
         responseType: Grpc_Testing_SimpleResponse.self,
         callOptions: options
       )
-      #expect(Array(response.metadata[stringValues: "x-grpc-test-echo-initial"]) == ["echoed-value"])
-      #expect(Array(response.trailers[binaryValues: "x-grpc-test-echo-trailing-bin"]) == [[0xab, 0xcd]])
+      #expect(
+        Array(response.metadata[stringValues: "x-grpc-test-echo-initial"]) == ["echoed-value"]
+      )
+      #expect(
+        Array(response.trailers[binaryValues: "x-grpc-test-echo-trailing-bin"]) == [[0xab, 0xcd]]
+      )
     }
   }
 }
@@ -95,7 +109,15 @@ final class ObservedService: GRPCProtoService, @unchecked Sendable {
     _ safety: GRPCCallSafety,
     deliveringInline: Bool = false
   ) -> GRPCCall2 {
-    let call = super.makeCall(method, request, response, handler, callOptions, safety, deliveringInline: deliveringInline)
+    let call = super.makeCall(
+      method,
+      request,
+      response,
+      handler,
+      callOptions,
+      safety,
+      deliveringInline: deliveringInline
+    )
     self.made.add(call, handler as AnyObject)
     return call
   }

@@ -28,7 +28,11 @@ struct AsyncProtoCallTests {
       request.responseStatus.code = 5
       request.responseStatus.message = "missing"
       await #expect {
-        try await server.service().unary(method: "UnaryCall", request: request, responseType: Grpc_Testing_SimpleResponse.self)
+        try await server.service().unary(
+          method: "UnaryCall",
+          request: request,
+          responseType: Grpc_Testing_SimpleResponse.self
+        )
       } throws: { error in
         (error as? GRPCError)?.code == .notFound && (error as? GRPCError)?.message == "missing"
       }
@@ -39,7 +43,9 @@ struct AsyncProtoCallTests {
   func serverStreaming() async throws {
     try await withTestServer { server in
       var request = Grpc_Testing_StreamingOutputCallRequest()
-      request.responseParameters = [31415, 9, 2653, 58979].map { InteropRequests.parameters(size: $0) }
+      request.responseParameters = [31415, 9, 2653, 58979].map {
+        InteropRequests.parameters(size: $0)
+      }
       let sizes = try await server.service().serverStreaming(
         method: "StreamingOutputCall",
         request: request,
@@ -98,7 +104,9 @@ struct AsyncProtoCallTests {
     }
   }
 
-  @Test("bidirectional streaming: a body that returns ends the call, although its requests closure still waits on the app's own stream")
+  @Test(
+    "bidirectional streaming: a body that returns ends the call, although its requests closure still waits on the app's own stream"
+  )
   func bodyReturnEndsCall() async throws {
     try await withTestServer { server in
       var options = server.options
@@ -159,7 +167,7 @@ struct AsyncProtoCallTests {
 
   @Test("a consumer that stops reading holds the server back; leaving the body cancels the call")
   func backPressure() async throws {
-    // Uncompressed: flow control bounds bytes on the wire (README, "Flow control").
+    // Uncompressed: flow control bounds bytes on the wire (the Flow control article).
     try await withTestServer(compression: false) { server in
       var options = server.options
       options.http2TargetWindowSize = 1 << 20
@@ -169,20 +177,24 @@ struct AsyncProtoCallTests {
       // keeps the client's.
       let proxy = try FaultProxy(upstreamPort: server.server.port, recordingClientBytes: true)
       defer { proxy.close() }
-      let sent = try await server.service(options: options, host: "127.0.0.1:\(proxy.port)").serverStreaming(
-        method: "StreamingOutputCall",
-        request: InteropRequests.stream(count: messages, size: Int32(messageSize)),
-        responseType: Grpc_Testing_StreamingOutputCallResponse.self
-      ) { responses in
-        var iterator = responses.makeAsyncIterator()
-        _ = try await iterator.next()
-        // The consumer stops: the server fills the windows, then sends nothing more.
-        let held = await steadyValue { proxy.serverBytes }
-        #expect(held != nil, "the server never stopped sending")
-        return held ?? Int.max
-      }
+      let sent = try await server.service(options: options, host: "127.0.0.1:\(proxy.port)")
+        .serverStreaming(
+          method: "StreamingOutputCall",
+          request: InteropRequests.stream(count: messages, size: Int32(messageSize)),
+          responseType: Grpc_Testing_StreamingOutputCallResponse.self
+        ) { responses in
+          var iterator = responses.makeAsyncIterator()
+          _ = try await iterator.next()
+          // The consumer stops: the server fills the windows, then sends nothing more.
+          let held = await steadyValue { proxy.serverBytes }
+          #expect(held != nil, "the server never stopped sending")
+          return held ?? Int.max
+        }
       let left = ContinuousClock.now
-      #expect(sent <= FlowControlBounds.wireLead(window: 1 << 20), "the server sent \(sent >> 10) KiB ahead")
+      #expect(
+        sent <= FlowControlBounds.wireLead(window: 1 << 20),
+        "the server sent \(sent >> 10) KiB ahead"
+      )
       // Leaving the body cancelled the call: the client reset the stream, the server's own record
       // says its stream was ended, and what went on the wire stayed within the windows. Unless
       // the server's handler had written its whole stream before the body was left:
@@ -190,14 +202,16 @@ struct AsyncProtoCallTests {
       // client's window is full (under load a handler once wrote all 2,000 messages, 125 MiB,
       // into the server's buffers while 1.5 MiB reached the client), and the reset then finds
       // no handler to stop.
-      let reset = await eventually {
-        proxy.clientFrames.contains(where: \.isReset) ? true : nil
-      } == true
+      let reset =
+        await eventually {
+          proxy.clientFrames.contains(where: \.isReset) ? true : nil
+        } == true
       let finishedFirst = server.recorder.lastStreamCompletion.map { $0 < left } ?? false
       let stopped = finishedFirst ? false : await server.streamStopped()
       let total = await steadyValue { proxy.serverBytes }
       #expect(
-        reset && (stopped || finishedFirst) && total != nil && total! <= FlowControlBounds.wireLead(window: 1 << 20),
+        reset && (stopped || finishedFirst) && total != nil
+          && total! <= FlowControlBounds.wireLead(window: 1 << 20),
         """
         the client reset the stream: \(reset); \
         the server saw its stream ended: \(stopped); \(proxy.serverBytes >> 10) KiB reached the client; \
@@ -232,7 +246,11 @@ struct AsyncMetadataTests {
       )
       #expect(try response.message.serializedData().count == 16)
       #expect(Array(response.metadata[stringValues: "x-grpc-test-echo-initial"]) == ["unary"])
-      #expect(Array(response.trailers[binaryValues: "x-grpc-test-echo-trailing-bin"]) == [Array("unary".utf8)])
+      #expect(
+        Array(response.trailers[binaryValues: "x-grpc-test-echo-trailing-bin"]) == [
+          Array("unary".utf8)
+        ]
+      )
     }
   }
 
@@ -250,7 +268,11 @@ struct AsyncMetadataTests {
       }
       #expect(response.message.aggregatedPayloadSize == 8)
       #expect(Array(response.metadata[stringValues: "x-grpc-test-echo-initial"]) == ["upload"])
-      #expect(Array(response.trailers[binaryValues: "x-grpc-test-echo-trailing-bin"]) == [Array("upload".utf8)])
+      #expect(
+        Array(response.trailers[binaryValues: "x-grpc-test-echo-trailing-bin"]) == [
+          Array("upload".utf8)
+        ]
+      )
     }
   }
 
@@ -261,11 +283,16 @@ struct AsyncMetadataTests {
       request.responseStatus.code = 5
       request.responseStatus.message = "missing"
       await #expect {
-        try await Self.client(server).unaryCallResponse(request, callOptions: Self.echoing(server, "lost"))
+        try await Self.client(server).unaryCallResponse(
+          request,
+          callOptions: Self.echoing(server, "lost")
+        )
       } throws: { error in
         guard let error = error as? GRPCError else { return false }
         return error.code == .notFound
-          && Array(error.trailers[binaryValues: "x-grpc-test-echo-trailing-bin"]) == [Array("lost".utf8)]
+          && Array(error.trailers[binaryValues: "x-grpc-test-echo-trailing-bin"]) == [
+            Array("lost".utf8)
+          ]
       }
     }
   }

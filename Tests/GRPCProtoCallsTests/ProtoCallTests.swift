@@ -24,12 +24,17 @@ extension TestServer {
 struct ProtoCallTests {
   @Test("a method's path: /package.Service/Method, or /Service/Method with no package")
   func paths() {
-    #expect(GRPCProtoMethod(package: "grpc.testing", service: "TestService", method: "UnaryCall").path
-      == "/grpc.testing.TestService/UnaryCall")
+    #expect(
+      GRPCProtoMethod(package: "grpc.testing", service: "TestService", method: "UnaryCall").path
+        == "/grpc.testing.TestService/UnaryCall"
+    )
     #expect(GRPCProtoMethod(package: "", service: "Echo", method: "Get").path == "/Echo/Get")
   }
 
-  @Test("a unary call with GRPCUnaryResponseHandler: the response, headers and trailers", arguments: [false, true])
+  @Test(
+    "a unary call with GRPCUnaryResponseHandler: the response, headers and trailers",
+    arguments: [false, true]
+  )
   func unary(flowControl: Bool) async throws {
     try await withTestServer { server in
       var options = server.options
@@ -37,8 +42,11 @@ struct ProtoCallTests {
       options.initialMetadata.addString("hello", forKey: "x-grpc-test-echo-initial")
       options.initialMetadata.addBinary([1, 2, 3], forKey: "x-grpc-test-echo-trailing-bin")
       let done = LockedValue<(Grpc_Testing_SimpleResponse?, GRPCError?)?>(nil)
-      let handler = GRPCUnaryResponseHandler<Grpc_Testing_SimpleResponse>(queue: DispatchQueue(label: "unary")) {
-        response, error in done.withLock { $0 = (response, error) }
+      let handler = GRPCUnaryResponseHandler<Grpc_Testing_SimpleResponse>(
+        queue: DispatchQueue(label: "unary")
+      ) {
+        response,
+        error in done.withLock { $0 = (response, error) }
       }
       let call = server.service().unaryCall(
         method: "UnaryCall",
@@ -53,8 +61,14 @@ struct ProtoCallTests {
       let (response, error) = try #require(done.withLock { $0 })
       #expect(error == nil)
       #expect(try response?.serializedData().count == 100)
-      #expect(handler.responseHeaders?[stringValues: "x-grpc-test-echo-initial"].first { _ in true } == "hello")
-      #expect(handler.responseTrailers?[binaryValues: "x-grpc-test-echo-trailing-bin"].first { _ in true } == [1, 2, 3])
+      #expect(
+        handler.responseHeaders?[stringValues: "x-grpc-test-echo-initial"].first { _ in true }
+          == "hello"
+      )
+      #expect(
+        handler.responseTrailers?[binaryValues: "x-grpc-test-echo-trailing-bin"].first { _ in true }
+          == [1, 2, 3]
+      )
     }
   }
 
@@ -149,7 +163,9 @@ struct ProtoCallTests {
       var perCall = service.callOptions
       perCall.initialMetadata.replaceOrAddString("call", forKey: "x-origin")
       #expect(Array(service.callOptions.initialMetadata[stringValues: "x-origin"]) == ["service"])
-      for (options, expected) in [(nil, "service"), (perCall, "call")] as [(GRPCCallOptions?, String)] {
+      for (options, expected) in [(nil, "service"), (perCall, "call")]
+        as [(GRPCCallOptions?, String)]
+      {
         let recorder = ProtoCallRecorder()
         service.unaryCall(
           method: "EmptyCall",

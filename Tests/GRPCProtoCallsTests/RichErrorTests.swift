@@ -15,7 +15,9 @@ struct RichErrorTests {
     code: .resourceExhausted,
     message: "out of stock",
     details: [
-      .errorInfo(ErrorDetails.ErrorInfo(reason: "STOCKOUT", domain: "example.com", metadata: ["sku": "42"])),
+      .errorInfo(
+        ErrorDetails.ErrorInfo(reason: "STOCKOUT", domain: "example.com", metadata: ["sku": "42"])
+      ),
       .retryInfo(ErrorDetails.RetryInfo(delay: .seconds(2))),
     ]
   )
@@ -24,14 +26,20 @@ struct RichErrorTests {
   struct FailingService: RegistrableRPCService {
     func registerMethods<Transport: ServerTransport>(with router: inout RPCRouter<Transport>) {
       router.registerHandler(
-        forMethod: MethodDescriptor(fullyQualifiedService: "grpc.testing.TestService", method: "UnaryCall"),
+        forMethod: MethodDescriptor(
+          fullyQualifiedService: "grpc.testing.TestService",
+          method: "UnaryCall"
+        ),
         deserializer: ProtobufDeserializer<Grpc_Testing_SimpleRequest>(),
         serializer: ProtobufSerializer<Grpc_Testing_SimpleResponse>()
       ) { _, _ in
         throw RichErrorTests.status
       }
       router.registerHandler(
-        forMethod: MethodDescriptor(fullyQualifiedService: "grpc.testing.TestService", method: "StreamingOutputCall"),
+        forMethod: MethodDescriptor(
+          fullyQualifiedService: "grpc.testing.TestService",
+          method: "StreamingOutputCall"
+        ),
         deserializer: ProtobufDeserializer<Grpc_Testing_StreamingOutputCallRequest>(),
         serializer: ProtobufSerializer<Grpc_Testing_StreamingOutputCallResponse>()
       ) { _, _ in
@@ -45,7 +53,10 @@ struct RichErrorTests {
 
   /// Runs `body` with a client of a ``FailingService`` server on 127.0.0.1.
   static func withFailingServer(_ body: (GRPCProtoService) async throws -> Void) async throws {
-    let transport = HTTP2ServerTransport.Posix(address: .ipv4(host: "127.0.0.1", port: 0), transportSecurity: .plaintext)
+    let transport = HTTP2ServerTransport.Posix(
+      address: .ipv4(host: "127.0.0.1", port: 0),
+      transportSecurity: .plaintext
+    )
     let server = GRPCServer(transport: transport, services: [FailingService()])
     try await withThrowingDiscardingTaskGroup { group in
       group.addTask { try await server.serve() }
@@ -117,11 +128,15 @@ struct RichErrorTests {
       try malformed.googleRPCStatus()
     } throws: { error in
       (error as? GRPCError)?.code == .internalError
-        && (error as? GRPCError)?.message.hasPrefix("The server's grpc-status-details-bin trailer is not a valid google.rpc.Status") == true
+        && (error as? GRPCError)?.message.hasPrefix(
+          "The server's grpc-status-details-bin trailer is not a valid google.rpc.Status"
+        ) == true
     }
   }
 
-  @Test("as NSError (the v1 API's habit): the same status from userInfo, whether the trailer came as bytes or as base64 text")
+  @Test(
+    "as NSError (the v1 API's habit): the same status from userInfo, whether the trailer came as bytes or as base64 text"
+  )
   func bridgedToNSError() throws {
     let bytes: [UInt8] = try Self.status.serializedBytes()
     var asBytes = Metadata()
@@ -129,12 +144,15 @@ struct RichErrorTests {
     var asText = Metadata()
     asText.addString(Data(bytes).base64EncodedString(), forKey: "grpc-status-details-bin")
     for trailers in [asBytes, asText] {
-      let error = GRPCError(code: .resourceExhausted, message: "out of stock", trailers: trailers) as NSError
+      let error =
+        GRPCError(code: .resourceExhausted, message: "out of stock", trailers: trailers) as NSError
       #expect(try error.googleRPCStatus() == Self.status)
       let bridged = error.userInfo[GRPCError.trailersKey] as? [String: Any]
       #expect(bridged?["grpc-status-details-bin"] as? Data == Data(bytes))
     }
-    #expect(try (GRPCError(code: .notFound, message: "missing") as NSError).googleRPCStatus() == nil)
+    #expect(
+      try (GRPCError(code: .notFound, message: "missing") as NSError).googleRPCStatus() == nil
+    )
     #expect(try NSError(domain: "other", code: 8).googleRPCStatus() == nil)
   }
 }

@@ -14,7 +14,9 @@ struct TypedCallbackTests {
   /// Collects a typed call's messages and close, and lets a test wait for the close.
   final class Collector<Response: SwiftProtobuf.Message>: Sendable {
     let queue = DispatchQueue(label: "typed-callbacks")
-    private let state = LockedValue<(messages: [Response], writes: Int, close: GRPCError??)>(([], 0, nil))
+    private let state = LockedValue<(messages: [Response], writes: Int, close: GRPCError??)>(
+      ([], 0, nil)
+    )
 
     var handler: GRPCResponseCallbacks<Response> {
       GRPCResponseCallbacks(queue: self.queue) { message in
@@ -64,7 +66,8 @@ struct TypedCallbackTests {
         parameters.size = Int32(size)
         return parameters
       }
-      Self.client(server).streamingOutputCall(message: request, responseHandler: collector.handler).start()
+      Self.client(server).streamingOutputCall(message: request, responseHandler: collector.handler)
+        .start()
       let error = try await collector.close()
       #expect(error == nil, "\(String(describing: error))")
       #expect(collector.messages.map { $0.payload.body.count } == [1, 2, 3])
@@ -113,10 +116,15 @@ struct TypedCallbackTests {
   func unaryResponseHandler() async throws {
     try await withTestServer { server in
       let response = LockedValue<Grpc_Testing_SimpleResponse??>(nil)
-      let handler = GRPCUnaryResponseHandler<Grpc_Testing_SimpleResponse>(queue: .global()) { message, _ in
+      let handler = GRPCUnaryResponseHandler<Grpc_Testing_SimpleResponse>(queue: .global()) {
+        message,
+        _ in
         response.withLock { $0 = .some(message) }
       }
-      Self.client(server).unaryCall(message: try unaryRequest(responseBytes: 10), responseHandler: handler).start()
+      Self.client(server).unaryCall(
+        message: try unaryRequest(responseBytes: 10),
+        responseHandler: handler
+      ).start()
       let received = await eventually { response.withLock { $0 } }
       #expect(received??.payload.body.count == 6)
     }
@@ -134,20 +142,34 @@ struct TypedCallbackTests {
         let isMain = DispatchQueue.getSpecific(key: mainKey) == 1
         onMain.withLock { $0 = "main: \(isMain), \(message != nil), \(String(describing: error))" }
       }
-      Self.client(server).unaryCall(message: try unaryRequest(responseBytes: 10), responseHandler: handler).start()
+      Self.client(server).unaryCall(
+        message: try unaryRequest(responseBytes: 10),
+        responseHandler: handler
+      ).start()
       let answered = await eventually { onMain.withLock { $0 } }
       #expect(answered == "main: true, true, nil")
     }
   }
 
-  @Test("an interceptor that passes on a response of another type closes the call with INTERNAL naming it")
+  @Test(
+    "an interceptor that passes on a response of another type closes the call with INTERNAL naming it"
+  )
   func wrongResponseType() async throws {
     try await withTestServer { server in
       var options = server.options
-      options.interceptorFactories = [GRPCClosureInterceptorFactory { BytesInsteadOfMessages(manager: $0) }]
+      options.interceptorFactories = [
+        GRPCClosureInterceptorFactory { BytesInsteadOfMessages(manager: $0) }
+      ]
       let collector = Collector<Grpc_Testing_SimpleResponse>()
-      let client = TestService(host: server.server.target, callOptions: options, channelPool: server.pool)
-      client.unaryCall(message: try unaryRequest(responseBytes: 10), responseHandler: collector.handler).start()
+      let client = TestService(
+        host: server.server.target,
+        callOptions: options,
+        channelPool: server.pool
+      )
+      client.unaryCall(
+        message: try unaryRequest(responseBytes: 10),
+        responseHandler: collector.handler
+      ).start()
       let error = try #require(try await collector.close())
       #expect(error.code == .internalError)
       #expect(

@@ -13,7 +13,9 @@ import Synchronization
 
 func argument(_ name: String) -> String? {
   let arguments = CommandLine.arguments
-  return arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+  return arguments.firstIndex(of: name).flatMap {
+    arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil
+  }
 }
 
 guard let port = argument("--port") else {
@@ -23,7 +25,10 @@ guard let port = argument("--port") else {
 var options = GRPCCallOptions()
 options.transportType = .insecure
 options.timeout = 30
-let client = Routeguide_RouteGuide(host: "\(argument("--host") ?? "127.0.0.1"):\(port)", callOptions: options)
+let client = Routeguide_RouteGuide(
+  host: "\(argument("--host") ?? "127.0.0.1"):\(port)",
+  callOptions: options
+)
 
 func point(_ index: Int) -> Routeguide_Point {
   var point = Routeguide_Point()
@@ -58,7 +63,7 @@ func collect<Response: Sendable>(
 var rectangle = Routeguide_Rectangle()
 rectangle.lo = point(0)
 rectangle.hi = point(4)
-let route = (0..<10).map(point) + [point(100), point(200)]
+let route = (0 ..< 10).map(point) + [point(100), point(200)]
 let notes = ["A", "B", "C", "A", "B"].enumerated().map { index, place in
   var note = Routeguide_RouteNote()
   note.location = point(place == "A" ? 50 : place == "B" ? 51 : 52)
@@ -70,7 +75,11 @@ let notes = ["A", "B", "C", "A", "B"].enumerated().map { index, place in
 let unary = await collect { handler in
   client.getFeature(message: point(3), responseHandler: handler).start()
 }
-check("callback GetFeature", unary.messages.first?.name == "Feature 3", "\(unary.messages.map(\.name)) \(unary.error?.message ?? "")")
+check(
+  "callback GetFeature",
+  unary.messages.first?.name == "Feature 3",
+  "\(unary.messages.map(\.name)) \(unary.error?.message ?? "")"
+)
 
 let listed = await collect { handler in
   client.listFeatures(message: rectangle, responseHandler: handler).start()
@@ -84,7 +93,11 @@ let recorded = await collect { handler in
   call.finish()
 }
 let summary = recorded.messages.first
-check("callback RecordRoute", summary?.pointCount == 12 && summary?.featureCount == 10, "\(summary.map { "\($0.pointCount) points, \($0.featureCount) features" } ?? "none")")
+check(
+  "callback RecordRoute",
+  summary?.pointCount == 12 && summary?.featureCount == 10,
+  "\(summary.map { "\($0.pointCount) points, \($0.featureCount) features" } ?? "none")"
+)
 
 let chatted = await collect { handler in
   let call = client.routeChat(responseHandler: handler)
@@ -92,7 +105,11 @@ let chatted = await collect { handler in
   for note in notes { call.writeMessage(note) }
   call.finish()
 }
-check("callback RouteChat", chatted.messages.map(\.message) == ["note 0 at A", "note 1 at B"], "\(chatted.messages.map(\.message))")
+check(
+  "callback RouteChat",
+  chatted.messages.map(\.message) == ["note 0 at A", "note 1 at B"],
+  "\(chatted.messages.map(\.message))"
+)
 
 // async/await: the same four shapes.
 do {
@@ -105,7 +122,8 @@ do {
   let headers: Metadata = response.metadata
   check(
     "async GetFeature with metadata",
-    response.message.name == "Feature 7" && headers[stringValues: "content-type"].contains { $0.hasPrefix("application/grpc") },
+    response.message.name == "Feature 7"
+      && headers[stringValues: "content-type"].contains { $0.hasPrefix("application/grpc") },
     "\(response.message.name), \(headers)"
   )
 
@@ -114,12 +132,16 @@ do {
     for try await feature in features { names.append(feature.name) }
     return names
   }
-  check("async ListFeatures", names == (0..<5).map { "Feature \($0)" }, "\(names)")
+  check("async ListFeatures", names == (0 ..< 5).map { "Feature \($0)" }, "\(names)")
 
   let asyncSummary = try await client.recordRoute { writer in
     for point in route { try await writer.write(point) }
   }
-  check("async RecordRoute", asyncSummary.pointCount == 12 && asyncSummary.featureCount == 10, "\(asyncSummary.pointCount) points")
+  check(
+    "async RecordRoute",
+    asyncSummary.pointCount == 12 && asyncSummary.featureCount == 10,
+    "\(asyncSummary.pointCount) points"
+  )
 
   let replies = try await client.routeChat { writer in
     for note in notes { try await writer.write(note) }

@@ -25,6 +25,11 @@ func readEntry(host: String) async throws -> Common_Entry {
 }
 
 /// Both versions of the reflection service, side by side.
-func reflectionClients(host: String) -> (Grpc_Reflection_V1_ServerReflection, Grpc_Reflection_V1alpha_ServerReflection) {
-  (Grpc_Reflection_V1_ServerReflection(host: host), Grpc_Reflection_V1alpha_ServerReflection(host: host))
+func reflectionClients(
+  host: String
+) -> (Grpc_Reflection_V1_ServerReflection, Grpc_Reflection_V1alpha_ServerReflection) {
+  (
+    Grpc_Reflection_V1_ServerReflection(host: host),
+    Grpc_Reflection_V1alpha_ServerReflection(host: host)
+  )
 }

@@ -100,8 +100,11 @@ public final class GRPCCall2: Sendable {
     let (transportType, transport) = (callOptions.transportType, callOptions.transport)
     let globals = Self.globalInterceptors
     var factories =
-      globals.isEmpty ? callOptions.interceptorFactories : callOptions.interceptorFactories + globals
-    if let transport, let own = channelPool.config.transportRegistry.factory(for: transport)?.interceptorFactories {
+      globals.isEmpty
+      ? callOptions.interceptorFactories : callOptions.interceptorFactories + globals
+    if let transport,
+      let own = channelPool.config.transportRegistry.factory(for: transport)?.interceptorFactories
+    {
       factories += own
     }
     let chain = InterceptorChain(
@@ -145,7 +148,9 @@ public final class GRPCCall2: Sendable {
       switch machine.request {
       case .started, .halfClosed:
         if machine.shouldReport(.startTwice) {
-          Self.logger.warning("start() was called twice on a call to \(self.requestOptions.path); the second call does nothing")
+          Self.logger.warning(
+            "start() was called twice on a call to \(self.requestOptions.path); the second call does nothing"
+          )
         }
       case .idle, .ended:
         break
@@ -163,7 +168,9 @@ public final class GRPCCall2: Sendable {
     self.handle { machine in
       let action = machine.write(data)
       if case .none = action, machine.finishWasRequested, machine.shouldReport(.writeAfterFinish) {
-        Self.logger.warning("writeData(_:) after finish() on a call to \(self.requestOptions.path) is dropped")
+        Self.logger.warning(
+          "writeData(_:) after finish() on a call to \(self.requestOptions.path) is dropped"
+        )
       }
       return action
     }
@@ -230,7 +237,12 @@ public final class GRPCCall2: Sendable {
     }
     while let batch = next {
       for action in batch.actions {
-        Self.perform(action, on: batch.head, requestOptions: self.requestOptions, callOptions: self.callOptions)
+        Self.perform(
+          action,
+          on: batch.head,
+          requestOptions: self.requestOptions,
+          callOptions: self.callOptions
+        )
       }
       let released: (any RequestLink)?
       (next, released) = self.state.withLock { state -> (Batch?, (any RequestLink)?) in

@@ -1,6 +1,7 @@
 public import Logging
 
-/// Caches channels by ``ChannelKey`` so that calls with the same settings share a connection.
+/// Caches channels by host and channel-level options so that calls with the same settings share
+/// a connection.
 ///
 /// One pool, ``shared``, serves the process; tests and components that want their own
 /// connections make their own and pass it to ``GRPCCall2``. A channel with no call running is
@@ -63,8 +64,8 @@ public final class GRPCChannelPool: Sendable {
     }
   }
 
-  /// The channel key of a call to `host` with `options`: derived once for options and their
-  /// copies, until a channel-level option changes.
+  /// The channel key of a call to `host` with `options`: derived once for options and those of
+  /// their copies with the same channel-level options (``GRPCCallOptions/channelKeyCache``).
   func key(host: String, options: GRPCCallOptions) throws(GRPCError) -> ChannelKey {
     try options.channelKeyCache.key(host: host, options: options)
   }

@@ -52,7 +52,8 @@ extension GRPCError: CustomNSError, LocalizedError {
     var dictionary: [String: Any] = [:]
     for (key, value) in metadata where dictionary[key] == nil {
       // The transport may keep a `-bin` value as the base64 text it received.
-      if key.hasSuffix("-bin"), let bytes = metadata[binaryValues: key].first(where: { _ in true }) {
+      if key.hasSuffix("-bin"), let bytes = metadata[binaryValues: key].first(where: { _ in true })
+      {
         dictionary[key] = Data(bytes)
         continue
       }

@@ -37,9 +37,8 @@ extension GRPCError {
 
   /// The server's `grpc-retry-pushback-ms`.
   private var pushback: Pushback {
-    guard let text = self.trailers[stringValues: RetryInfoPushback.pushbackKey].first(where: { _ in true }) else {
-      return .none
-    }
+    let values = self.trailers[stringValues: RetryInfoPushback.pushbackKey]
+    guard let text = values.first(where: { _ in true }) else { return .none }
     guard let milliseconds = Int64(text), milliseconds >= 0 else { return .stop }
     return .after(milliseconds)
   }

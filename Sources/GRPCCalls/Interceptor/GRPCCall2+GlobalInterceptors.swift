@@ -1,4 +1,3 @@
-
 extension GRPCCall2 {
   /// The global interceptors, in the order they were registered.
   private static let globalFactories = LockedValue<[any GRPCInterceptorFactory]>([])

@@ -62,10 +62,15 @@ open class GRPCInterceptor: @unchecked Sendable {
   ///     caller's, the transport's or another interceptor's: only for an interceptor that never
   ///     blocks and does little (a counter, a header, a log record). Off by default, as L50
   ///     says each interceptor's events run on its own queue.
-  public init(manager: GRPCInterceptorManager, dispatchQueue: DispatchQueue? = nil, executesInline: Bool = false) {
+  public init(
+    manager: GRPCInterceptorManager,
+    dispatchQueue: DispatchQueue? = nil,
+    executesInline: Bool = false
+  ) {
     self.manager = manager
     let target = dispatchQueue == nil ? manager.defaultQueueTarget : nil
-    self.dispatchQueue = dispatchQueue ?? DispatchQueue(label: "grpc-calls.interceptor", target: target)
+    self.dispatchQueue =
+      dispatchQueue ?? DispatchQueue(label: "grpc-calls.interceptor", target: target)
     self.targetsElementAbove = target != nil
     self.executesInline = executesInline
   }

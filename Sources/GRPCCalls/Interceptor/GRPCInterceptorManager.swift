@@ -164,7 +164,8 @@ public final class GRPCInterceptorManager: Sendable {
   // MARK: Requests, towards the transport
 
   /// Passes the start to the next interceptor (made now if it does not exist yet).
-  public func startNextInterceptor(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) {
+  public func startNextInterceptor(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions)
+  {
     self.passRequest(.start, .start(requestOptions, callOptions))
   }
 
@@ -250,10 +251,15 @@ public final class GRPCInterceptorManager: Sendable {
 
   // MARK: Forwarding
 
-  private func passResponse(_ response: StateMachine.Response, _ deliver: (any ResponseLink) -> Void) {
+  private func passResponse(
+    _ response: StateMachine.Response,
+    _ deliver: (any ResponseLink) -> Void
+  ) {
     let (previous, inBlock, released) = self.state.withLock {
       state -> ((any ResponseLink)?, Bool, Released?) in
-      guard let previous = state.previous, state.machine.pass(response) else { return (nil, false, nil) }
+      guard let previous = state.previous, state.machine.pass(response) else {
+        return (nil, false, nil)
+      }
       // From this interceptor's block on its default queue, which runs within the queue the
       // element above delivers on; not from an inline interceptor or another thread.
       let inBlock = state.targetsAbove && !state.inline && state.performerIsThisThread
@@ -389,7 +395,10 @@ extension GRPCInterceptorManager: RequestLink {
   /// nothing). `inSenderBlock`: a response from the block of the interceptor below, which runs
   /// within this interceptor's queue; it runs there if nothing else is pending.
   private func run(inSenderBlock: Bool = false, _ work: @escaping @Sendable () -> Void) {
-    enum Next { case now, later, schedule(DispatchQueue) }
+    enum Next {
+      case now, later
+      case schedule(DispatchQueue)
+    }
     let next = self.state.withLock { state -> Next in
       // An inline interceptor whose early events still wait for their block runs them first.
       if state.inline, state.performer == nil, !state.drainScheduled {
@@ -479,6 +488,10 @@ private final class AttemptLink: ResponseLink {
   }
 
   private func onInterceptor(_ event: @escaping @Sendable (GRPCInterceptor) -> Void) {
-    self.manager.onInterceptor(attempt: self.attempt, inSenderBlock: ResponseHandOff.isPassing(to: self), event)
+    self.manager.onInterceptor(
+      attempt: self.attempt,
+      inSenderBlock: ResponseHandOff.isPassing(to: self),
+      event
+    )
   }
 }

@@ -19,7 +19,7 @@ public import GRPCCore
 ///   ``minRetryInterval``, ``maxRetryInterval``, ``retryFactor``, ``enableRetry``,
 ///   ``additionalChannelArgs``, ``transport``, ``logContext``, ``channelPoolDomain``,
 ///   ``channelId``) form the channel key: calls share
-///   a channel (one HTTP/2 connection) only when all of them are equal. See ``ChannelKey``.
+///   a channel (one HTTP/2 connection) only when all of them are equal.
 ///
 /// Durations are `TimeInterval` seconds, as in the gRPC Objective-C API; negative values and
 /// NaN clamp to zero, values over ``longestInterval`` (infinity included) to it.
@@ -101,17 +101,16 @@ public struct GRPCCallOptions: Sendable {
   /// A larger response closes the call with `RESOURCE_EXHAUSTED` (8) and a message naming both
   /// sizes.
   public var responseSizeLimit: Int {
-    get { self._responseSizeLimit }
+    get { self.channelSettings.responseSizeLimit }
     set {
-      self._responseSizeLimit = max(0, newValue)
-      self.channelKeyCache = ChannelKeyCache()
+      self.channelSettings.responseSizeLimit = max(0, newValue)
     }
   }
-  private var _responseSizeLimit: Int = 0
 
   /// How the channel reaches the server: TLS (the default) or plaintext.
-  public var transportType: GRPCTransportType = .tls {
-    didSet { self.channelKeyCache = ChannelKeyCache() }
+  public var transportType: GRPCTransportType {
+    get { self.channelSettings.transportType }
+    set { self.channelSettings.transportType = newValue }
   }
 
   /// A transport from the ``GRPCTransportRegistry``, used instead of ``transportType``;
@@ -121,35 +120,41 @@ public struct GRPCCallOptions: Sendable {
   /// ``transportType`` `.tls` and `.insecure`. An ID with no registered factory falls back to
   /// ``transportType`` and the channel logs a warning.
   public var transport: GRPCTransportID? {
-    didSet { self.channelKeyCache = ChannelKeyCache() }
+    get { self.channelSettings.transport }
+    set { self.channelSettings.transport = newValue }
   }
 
   /// Metadata added to every log record the library writes about the channel (opened,
   /// closed, transport fallbacks), to tell one component's channels from another's.
-  public var logContext: [String: String] = [:] {
-    didSet { self.channelKeyCache = ChannelKeyCache() }
+  public var logContext: [String: String] {
+    get { self.channelSettings.logContext }
+    set { self.channelSettings.logContext = newValue }
   }
 
   /// Put in front of the library's own token in the `user-agent` sent on every call.
   public var userAgentPrefix: String? {
-    didSet { self.channelKeyCache = ChannelKeyCache() }
+    get { self.channelSettings.userAgentPrefix }
+    set { self.channelSettings.userAgentPrefix = newValue }
   }
 
   /// Put after the library's own token in the `user-agent` sent on every call.
   public var userAgentSuffix: String? {
-    didSet { self.channelKeyCache = ChannelKeyCache() }
+    get { self.channelSettings.userAgentSuffix }
+    set { self.channelSettings.userAgentSuffix = newValue }
   }
 
   /// Calls with different domains never share a channel.
   ///
   /// Use it to isolate one component's connections from another's in the same process.
   public var channelPoolDomain: String? {
-    didSet { self.channelKeyCache = ChannelKeyCache() }
+    get { self.channelSettings.channelPoolDomain }
+    set { self.channelSettings.channelPoolDomain = newValue }
   }
 
   /// Calls with different ids never share a channel, even with all other options equal.
-  public var channelId: Int = 0 {
-    didSet { self.channelKeyCache = ChannelKeyCache() }
+  public var channelId: Int {
+    get { self.channelSettings.channelId }
+    set { self.channelSettings.channelId = newValue }
   }
 
   /// Whether the channel batches HTTP/2 writes for up to 100 µs (or 64 KiB) before flushing.
@@ -157,9 +162,10 @@ public struct GRPCCallOptions: Sendable {
   /// Coalescing saves system calls under load but adds latency to calls that wait on each
   /// other. Off by default: on this project's benchmark machine (2 cores, loopback) turning it
   /// off was faster in every scenario but 16-byte server streaming, where the two were within
-  /// noise; see the README's benchmark section.
-  public var flushCoalescing: Bool = GRPCCallOptions.defaultFlushCoalescing {
-    didSet { self.channelKeyCache = ChannelKeyCache() }
+  /// noise; see the Benchmarks article.
+  public var flushCoalescing: Bool {
+    get { self.channelSettings.flushCoalescing }
+    set { self.channelSettings.flushCoalescing = newValue }
   }
 
   /// The HTTP/2 flow-control window the channel advertises for each stream and for the
@@ -183,37 +189,39 @@ public struct GRPCCallOptions: Sendable {
   /// stopped being writable only after a hop to the event loop, and keeps what it writes
   /// meanwhile (2–27 MiB, and once the whole 128 MiB test stream on a heavily loaded machine).
   public var http2TargetWindowSize: Int {
-    get { self._http2TargetWindowSize }
+    get { self.channelSettings.http2TargetWindowSize }
     set {
-      self._http2TargetWindowSize = min(max(0, newValue), Int(Int32.max))
-      self.channelKeyCache = ChannelKeyCache()
+      self.channelSettings.http2TargetWindowSize = min(max(0, newValue), Int(Int32.max))
     }
   }
-  private var _http2TargetWindowSize: Int = 0
 
   /// PEM trust roots (one or more certificates) that the server's certificate must chain to;
   /// `nil` (the default) trusts the system's roots.
   public var pemRootCertificates: String? {
-    didSet { self.channelKeyCache = ChannelKeyCache() }
+    get { self.channelSettings.pemRootCertificates }
+    set { self.channelSettings.pemRootCertificates = newValue }
   }
 
   /// The PEM private key of the client certificate, for mutual TLS; used only together with
   /// ``pemCertificateChain``.
   public var pemPrivateKey: String? {
-    didSet { self.channelKeyCache = ChannelKeyCache() }
+    get { self.channelSettings.pemPrivateKey }
+    set { self.channelSettings.pemPrivateKey = newValue }
   }
 
   /// The PEM client certificate chain, leaf first, for mutual TLS; used only together with
   /// ``pemPrivateKey``.
   public var pemCertificateChain: String? {
-    didSet { self.channelKeyCache = ChannelKeyCache() }
+    get { self.channelSettings.pemCertificateChain }
+    set { self.channelSettings.pemCertificateChain = newValue }
   }
 
   /// The name the server's certificate is verified against and sent as TLS SNI, in place of
   /// the host connected to. It is also the `:authority` sent, unless ``serverAuthority`` is
   /// set (as gRPC core's target-name override also sets the default authority).
   public var hostNameOverride: String? {
-    didSet { self.channelKeyCache = ChannelKeyCache() }
+    get { self.channelSettings.hostNameOverride }
+    set { self.channelSettings.hostNameOverride = newValue }
   }
 
   /// The `:authority` sent with every call; `nil` (the default) derives it from the host.
@@ -222,7 +230,8 @@ public struct GRPCCallOptions: Sendable {
   /// TLS it is also the name the certificate is verified against, so it must equal
   /// ``hostNameOverride`` when both are set, or the call fails with `INVALID_ARGUMENT`.
   public var serverAuthority: String? {
-    didSet { self.channelKeyCache = ChannelKeyCache() }
+    get { self.channelSettings.serverAuthority }
+    set { self.channelSettings.serverAuthority = newValue }
   }
 
   /// How request messages are compressed; `.none` by default.
@@ -231,8 +240,9 @@ public struct GRPCCallOptions: Sendable {
   /// or deflate and advertises both in `grpc-accept-encoding`, as gRPC core does, so a server
   /// that compresses its answers works with any setting. The response size limit applies to the
   /// decompressed message.
-  public var compressionAlgorithm: GRPCCompressionAlgorithm = .none {
-    didSet { self.channelKeyCache = ChannelKeyCache() }
+  public var compressionAlgorithm: GRPCCompressionAlgorithm {
+    get { self.channelSettings.compressionAlgorithm }
+    set { self.channelSettings.compressionAlgorithm = newValue }
   }
 
   /// Seconds between HTTP/2 keepalive pings while calls run; `0` (the default) sends none.
@@ -241,24 +251,20 @@ public struct GRPCCallOptions: Sendable {
   /// transport restarts the wait for an answer with each ping, so it could otherwise never
   /// notice a dead peer (Design article, "Where the core needed help").
   public var keepaliveInterval: TimeInterval {
-    get { self._keepaliveInterval }
+    get { self.channelSettings.keepaliveInterval }
     set {
-      self._keepaliveInterval = Self.clamped(newValue)
-      self.channelKeyCache = ChannelKeyCache()
+      self.channelSettings.keepaliveInterval = Self.clamped(newValue)
     }
   }
-  private var _keepaliveInterval: TimeInterval = 0
 
   /// Seconds to wait for a keepalive ping's answer before the connection is closed (its calls
   /// fail with `UNAVAILABLE`); `0` (the default) means 20 seconds.
   public var keepaliveTimeout: TimeInterval {
-    get { self._keepaliveTimeout }
+    get { self.channelSettings.keepaliveTimeout }
     set {
-      self._keepaliveTimeout = Self.clamped(newValue)
-      self.channelKeyCache = ChannelKeyCache()
+      self.channelSettings.keepaliveTimeout = Self.clamped(newValue)
     }
   }
-  private var _keepaliveTimeout: TimeInterval = 0
 
   /// Whether keepalive pings continue while the channel's connection has no call open (gRPC
   /// core's `grpc.keepalive_permit_without_calls`); `false` (the default) pings only while
@@ -267,8 +273,9 @@ public struct GRPCCallOptions: Sendable {
   /// connection, not the channel: ``GRPCChannelPool`` still closes a channel that has had no call
   /// for its ``GRPCChannelPool/Config/idleTimeout`` (30 s by default), so raise that too to keep
   /// an idle connection open longer. A channel-level option.
-  public var keepalivePermitWithoutCalls = false {
-    didSet { self.channelKeyCache = ChannelKeyCache() }
+  public var keepalivePermitWithoutCalls: Bool {
+    get { self.channelSettings.keepalivePermitWithoutCalls }
+    set { self.channelSettings.keepalivePermitWithoutCalls = newValue }
   }
 
   /// The longest a connection attempt may take, in seconds, until the server first answers;
@@ -281,77 +288,66 @@ public struct GRPCCallOptions: Sendable {
   /// as 0.1 s, gRPC core's floor: shorter, no attempt could connect, and the channel would
   /// reconnect without pause.
   public var connectMinTimeout: TimeInterval {
-    get { self._connectMinTimeout }
+    get { self.channelSettings.connectMinTimeout }
     set {
-      self._connectMinTimeout = Self.clamped(newValue)
-      self.channelKeyCache = ChannelKeyCache()
+      self.channelSettings.connectMinTimeout = Self.clamped(newValue)
     }
   }
-  private var _connectMinTimeout: TimeInterval = 0
 
   /// The wait before the first reconnection attempt, in seconds; `0` (the default) means 1 s.
   ///
   /// Waits under 0.1 s count as 0.1 s, gRPC core's floor: the channel reconnects after every
   /// failed attempt for as long as it lives, and a shorter wait hammers the server.
   public var connectInitialBackoff: TimeInterval {
-    get { self._connectInitialBackoff }
+    get { self.channelSettings.connectInitialBackoff }
     set {
-      self._connectInitialBackoff = Self.clamped(newValue)
-      self.channelKeyCache = ChannelKeyCache()
+      self.channelSettings.connectInitialBackoff = Self.clamped(newValue)
     }
   }
-  private var _connectInitialBackoff: TimeInterval = 0
 
   /// The longest wait between reconnection attempts, in seconds; `0` (the default) means 120 s.
   /// It is never shorter than the first wait (``connectInitialBackoff``, at least 0.1 s).
   public var connectMaxBackoff: TimeInterval {
-    get { self._connectMaxBackoff }
+    get { self.channelSettings.connectMaxBackoff }
     set {
-      self._connectMaxBackoff = Self.clamped(newValue)
-      self.channelKeyCache = ChannelKeyCache()
+      self.channelSettings.connectMaxBackoff = Self.clamped(newValue)
     }
   }
-  private var _connectMaxBackoff: TimeInterval = 0
 
   /// gRPC Objective-C's name for the first reconnection wait, in seconds: the same setting as
   /// ``connectInitialBackoff``, which wins when both are set. `0` (the default): unset.
   public var minRetryInterval: TimeInterval {
-    get { self._minRetryInterval }
+    get { self.channelSettings.minRetryInterval }
     set {
-      self._minRetryInterval = Self.clamped(newValue)
-      self.channelKeyCache = ChannelKeyCache()
+      self.channelSettings.minRetryInterval = Self.clamped(newValue)
     }
   }
-  private var _minRetryInterval: TimeInterval = 0
 
   /// gRPC Objective-C's name for the longest reconnection wait, in seconds: the same setting as
   /// ``connectMaxBackoff``, which wins when both are set. `0` (the default): unset.
   public var maxRetryInterval: TimeInterval {
-    get { self._maxRetryInterval }
+    get { self.channelSettings.maxRetryInterval }
     set {
-      self._maxRetryInterval = Self.clamped(newValue)
-      self.channelKeyCache = ChannelKeyCache()
+      self.channelSettings.maxRetryInterval = Self.clamped(newValue)
     }
   }
-  private var _maxRetryInterval: TimeInterval = 0
 
   /// How much each reconnection wait grows over the last, up to the longest wait; `0` (the
   /// default) keeps the transport's 1.6, as gRPC core's. Values between 0 and 1 count as 1 (the
   /// wait never shrinks); NaN and negative values as unset.
   public var retryFactor: Double {
-    get { self._retryFactor }
+    get { self.channelSettings.retryFactor }
     set {
       let factor = Self.clamped(newValue)
-      self._retryFactor = factor > 0 ? max(1, factor) : 0
-      self.channelKeyCache = ChannelKeyCache()
+      self.channelSettings.retryFactor = factor > 0 ? max(1, factor) : 0
     }
   }
-  private var _retryFactor: Double = 0
 
   /// Whether calls on the channel follow their ``executionPolicy``; on by default. Off, every
   /// call is tried once.
-  public var enableRetry: Bool = true {
-    didSet { self.channelKeyCache = ChannelKeyCache() }
+  public var enableRetry: Bool {
+    get { self.channelSettings.enableRetry }
+    set { self.channelSettings.enableRetry = newValue }
   }
 
   /// gRPC channel arguments, by their gRPC core names; a value of the wrong kind fails the call
@@ -375,8 +371,9 @@ public struct GRPCCallOptions: Sendable {
   /// | `grpc.enable_retries` | 0 or 1 | ``enableRetry`` |
   /// | `grpc.http2.max_frame_size` | bytes | the largest HTTP/2 frame the server may send |
   /// | `grpc.compression_enabled_algorithms_bitset` | bits: 0 identity, 1 deflate, 2 gzip | the response encodings accepted and advertised (default: all) |
-  public var additionalChannelArgs: ChannelArgs = [:] {
-    didSet { self.channelKeyCache = ChannelKeyCache() }
+  public var additionalChannelArgs: ChannelArgs {
+    get { self.channelSettings.additionalChannelArgs }
+    set { self.channelSettings.additionalChannelArgs = newValue }
   }
 
   /// Channel arguments by name.
@@ -392,9 +389,14 @@ public struct GRPCCallOptions: Sendable {
   /// limit, TLS, the shared channel domain and channel id 0.
   public init() {}
 
-  /// The channel key last derived from these options, shared by their copies until one of
-  /// them changes a channel-level option: a service's calls derive it once, not once per call.
-  var channelKeyCache = ChannelKeyCache()
+  /// The channel-level options, which the public properties above read and write: what
+  /// decides the channel a call runs on.
+  var channelSettings = ChannelSettings()
+
+  /// The channel key last derived from these options, shared by their copies: a service's
+  /// calls derive it once, not once per call. It holds the settings it was derived from, so a
+  /// copy that changed a channel-level option derives its own.
+  let channelKeyCache = ChannelKeyCache()
 
   /// The response size limit the call enforces: ``responseSizeLimit``, or 4 MiB when it is `0`.
   public var effectiveResponseSizeLimit: Int {

@@ -38,7 +38,8 @@ public struct GRPCExecutionPolicy: Hashable, Sendable {
       guard safety != .default else {
         throw GRPCError(
           code: .invalidArgument,
-          message: "A hedging policy needs an idempotent or cacheable method (GRPCRequestOptions.safety)"
+          message:
+            "A hedging policy needs an idempotent or cacheable method (GRPCRequestOptions.safety)"
         )
       }
       return .hedge(hedging)

@@ -1,5 +1,6 @@
 internal import GRPCCallsInput
 internal import GRPCCore
+
 /// Where a call goes: the server, the method and the method's safety.
 ///
 /// Generated services fill this in; raw callers build it themselves.

@@ -42,13 +42,16 @@ public struct GRPCClosureTransportFactory: GRPCTransportFactory {
   /// `interceptorFactories` last.
   public init(
     interceptorFactories: [any GRPCInterceptorFactory] = [],
-    _ make: @escaping @Sendable (_ target: String, _ options: GRPCCallOptions) throws -> any ClientTransport
+    _ make:
+      @escaping @Sendable (_ target: String, _ options: GRPCCallOptions) throws ->
+      any ClientTransport
   ) {
     self.make = make
     self.interceptorFactories = interceptorFactories
   }
 
-  public func makeTransport(target: String, options: GRPCCallOptions) throws -> any ClientTransport {
+  public func makeTransport(target: String, options: GRPCCallOptions) throws -> any ClientTransport
+  {
     try self.make(target, options)
   }
 }

@@ -1,4 +1,3 @@
-
 /// Transport factories by ID, for ``GRPCCallOptions/transport``.
 ///
 /// The built-in IDs ``GRPCTransportID/secure`` and ``GRPCTransportID/insecure`` are entries like

@@ -7,7 +7,7 @@ internal import GRPCCalls
 ///
 /// ```
 ///   empty ──token()──▶ fetching ──fetched──▶ ready ──expiring / invalidate──▶ empty
-///     ▲                   │ failed                                              
+///     ▲                   │ failed
 ///     └───────────────────┘
 /// ```
 final class AccessTokenCache: Sendable {

@@ -46,7 +46,9 @@ public final class GRPCTokenRefreshInterceptor: GRPCInterceptor, @unchecked Send
   }
 
   private var retryable: Bool {
-    guard self.config.retriesUnauthenticated, let safety = self.started?.request.safety else { return false }
+    guard self.config.retriesUnauthenticated, let safety = self.started?.request.safety else {
+      return false
+    }
     return safety == .idempotent || safety == .cacheable
   }
 
@@ -103,7 +105,9 @@ public final class GRPCTokenRefreshInterceptor: GRPCInterceptor, @unchecked Send
       // A server that says when to come back (RetryInfo, pushback) is not asked sooner; a
       // delay that outlasts the call's deadline leaves the call to fail as the server said.
       let delay = error.serverRetryDelay
-      if self.retryable, !self.retried, !self.answered, !error.serverAskedNotToRetry, self.waitFits(delay) {
+      if self.retryable, !self.retried, !self.answered, !error.serverAskedNotToRetry,
+        self.waitFits(delay)
+      {
         self.retried = true
         self.phase = .waiting
         self.manager.resetNextInterceptor()
@@ -154,7 +158,12 @@ public final class GRPCTokenRefreshInterceptor: GRPCInterceptor, @unchecked Send
         // The call below gets what is left of the deadline, not a fresh one.
         let left = deadline - .now
         guard left > .zero else {
-          self.fail(GRPCError(code: .deadlineExceeded, message: "The deadline passed while the call waited for its access token"))
+          self.fail(
+            GRPCError(
+              code: .deadlineExceeded,
+              message: "The deadline passed while the call waited for its access token"
+            )
+          )
           return
         }
         options.timeout = left / .seconds(1)
@@ -166,7 +175,13 @@ public final class GRPCTokenRefreshInterceptor: GRPCInterceptor, @unchecked Send
       self.passHeldEvents()
     case .failure(let error):
       let message = (error as? GRPCError)?.message ?? "\(error)"
-      self.fail(GRPCError(code: .unauthenticated, message: "Could not get an access token: \(message)", cause: error))
+      self.fail(
+        GRPCError(
+          code: .unauthenticated,
+          message: "Could not get an access token: \(message)",
+          cause: error
+        )
+      )
     }
   }
 

@@ -44,7 +44,12 @@ public struct GRPCTokenRefreshInterceptorFactory: GRPCInterceptorFactory {
 
     /// A 30-second margin; one retry; `authorization: Bearer <token>`.
     public static var defaults: Config {
-      Config(refreshMargin: 30, retriesUnauthenticated: true, metadataKey: "authorization", scheme: "Bearer")
+      Config(
+        refreshMargin: 30,
+        retriesUnauthenticated: true,
+        metadataKey: "authorization",
+        scheme: "Bearer"
+      )
     }
   }
 

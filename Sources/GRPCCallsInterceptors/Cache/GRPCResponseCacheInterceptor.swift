@@ -41,7 +41,8 @@ public final class GRPCResponseCacheInterceptor: GRPCInterceptor, @unchecked Sen
 
   public override func start(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) {
     let cacheable =
-      requestOptions.safety == .cacheable || self.factory.config.cachedPaths.contains(requestOptions.path)
+      requestOptions.safety == .cacheable
+      || self.factory.config.cachedPaths.contains(requestOptions.path)
     guard cacheable else {
       super.start(requestOptions: requestOptions, callOptions: callOptions)
       return
@@ -117,7 +118,9 @@ public final class GRPCResponseCacheInterceptor: GRPCInterceptor, @unchecked Sen
   }
 
   public override func didClose(trailingMetadata: Metadata?, error: GRPCError?) {
-    if case .recording(let key, let recorded) = self.phase, error == nil, recorded.messages.count == 1 {
+    if case .recording(let key, let recorded) = self.phase, error == nil,
+      recorded.messages.count == 1
+    {
       self.keep(recorded, trailers: trailingMetadata ?? [:], for: key)
     }
     self.phase = .done
@@ -126,7 +129,11 @@ public final class GRPCResponseCacheInterceptor: GRPCInterceptor, @unchecked Sen
 
   // MARK: Helpers
 
-  private func key(_ request: GRPCRequestOptions, _ call: GRPCCallOptions, message: any Sendable) -> ResponseCache.Key? {
+  private func key(
+    _ request: GRPCRequestOptions,
+    _ call: GRPCCallOptions,
+    message: any Sendable
+  ) -> ResponseCache.Key? {
     let bytes: Data
     if let data = message as? Data {
       bytes = data
@@ -141,7 +148,12 @@ public final class GRPCResponseCacheInterceptor: GRPCInterceptor, @unchecked Sen
     return ResponseCache.Key(path: request.path, request: bytes, metadata: metadata)
   }
 
-  private func passHeld(_ request: GRPCRequestOptions, _ call: GRPCCallOptions, writes: [any Sendable], finish: Bool) {
+  private func passHeld(
+    _ request: GRPCRequestOptions,
+    _ call: GRPCCallOptions,
+    writes: [any Sendable],
+    finish: Bool
+  ) {
     self.phase = .passing
     self.manager.startNextInterceptor(requestOptions: request, callOptions: call)
     for write in writes {
@@ -157,7 +169,9 @@ public final class GRPCResponseCacheInterceptor: GRPCInterceptor, @unchecked Sen
 
   /// Delivers the cached message and the close, once flow control allows.
   private func answerIfAsked() {
-    guard case .answering(let entry) = self.phase, !self.flowControl || self.demand > 0 else { return }
+    guard case .answering(let entry) = self.phase, !self.flowControl || self.demand > 0 else {
+      return
+    }
     self.phase = .done
     self.manager.forwardPreviousInterceptor(data: entry.message)
     self.manager.forwardPreviousInterceptorClose(trailingMetadata: entry.trailers, error: nil)
@@ -165,7 +179,9 @@ public final class GRPCResponseCacheInterceptor: GRPCInterceptor, @unchecked Sen
   }
 
   private func keep(_ recorded: Recorded, trailers: Metadata, for key: ResponseCache.Key) {
-    let lifetime = CacheControl.lifetime(headers: recorded.headers, trailers: trailers) ?? self.factory.config.defaultLifetime
+    let lifetime =
+      CacheControl.lifetime(headers: recorded.headers, trailers: trailers)
+      ?? self.factory.config.defaultLifetime
     guard let lifetime, lifetime > 0, let message = recorded.messages.first else { return }
     let entry = ResponseCache.Entry(
       headers: recorded.headers,

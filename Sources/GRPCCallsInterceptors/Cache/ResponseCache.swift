@@ -87,7 +87,8 @@ enum CacheControl {
   /// The freshness lifetime: `max-age`'s seconds; `0` for `no-store` or `no-cache`; `nil`
   /// when the header says neither.
   static func lifetime(headers: Metadata, trailers: Metadata) -> TimeInterval? {
-    let values = Array(headers[stringValues: "cache-control"]) + Array(trailers[stringValues: "cache-control"])
+    let values =
+      Array(headers[stringValues: "cache-control"]) + Array(trailers[stringValues: "cache-control"])
     var maxAge: TimeInterval?
     for directive in values.flatMap({ $0.split(separator: ",") }) {
       let text = directive.trimmingCharacters(in: .whitespaces).lowercased()

@@ -14,7 +14,11 @@ public final class GRPCLoggingInterceptor: GRPCInterceptor, @unchecked Sendable 
   private var sent = MessageTally()
   private var received = MessageTally()
 
-  init(manager: GRPCInterceptorManager, logger: Logger, config: GRPCLoggingInterceptorFactory.Config) {
+  init(
+    manager: GRPCInterceptorManager,
+    logger: Logger,
+    config: GRPCLoggingInterceptorFactory.Config
+  ) {
     self.logger = logger
     self.config = config
     super.init(manager: manager, executesInline: config.executesInline)

@@ -15,7 +15,11 @@ public final class GRPCMetricsInterceptor: GRPCInterceptor, @unchecked Sendable 
   private var sent = MessageTally()
   private var received = MessageTally()
 
-  init(manager: GRPCInterceptorManager, config: GRPCMetricsInterceptorFactory.Config, methods: MethodMetricsCache) {
+  init(
+    manager: GRPCInterceptorManager,
+    config: GRPCMetricsInterceptorFactory.Config,
+    methods: MethodMetricsCache
+  ) {
     self.config = config
     self.methods = methods
     super.init(manager: manager, executesInline: config.executesInline)
@@ -67,7 +71,11 @@ public final class GRPCMetricsInterceptor: GRPCInterceptor, @unchecked Sendable 
 
   /// Counts a message and records its size; nothing before the start (the manager drops such
   /// a write anyway).
-  private func record(_ message: any Sendable, in tally: inout MessageTally, into recorder: Recorder?) {
+  private func record(
+    _ message: any Sendable,
+    in tally: inout MessageTally,
+    into recorder: Recorder?
+  ) {
     guard let recorder, let size = tally.count(message, marshaller: self.marshaller) else { return }
     recorder.record(size)
   }

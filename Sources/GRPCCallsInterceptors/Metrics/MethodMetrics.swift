@@ -28,15 +28,32 @@ final class MethodMetrics: Sendable {
   init(path: String, extraDimensions: [(String, String)], factory: any MetricsFactory) {
     let name = RPCName(path: path)
     let dimensions =
-      [("rpc.system", "grpc"), ("rpc.service", name.service), ("rpc.method", name.method)] + extraDimensions
+      [("rpc.system", "grpc"), ("rpc.service", name.service), ("rpc.method", name.method)]
+      + extraDimensions
     self.dimensions = dimensions
     self.factory = factory
     self.started = Counter(label: "rpc.client.started", dimensions: dimensions, factory: factory)
     self.inFlight = Meter(label: "rpc.client.in_flight", dimensions: dimensions, factory: factory)
-    self.requestSize = Recorder(label: "rpc.client.request.size", dimensions: dimensions, factory: factory)
-    self.responseSize = Recorder(label: "rpc.client.response.size", dimensions: dimensions, factory: factory)
-    self.requestsPerRPC = Recorder(label: "rpc.client.requests_per_rpc", dimensions: dimensions, factory: factory)
-    self.responsesPerRPC = Recorder(label: "rpc.client.responses_per_rpc", dimensions: dimensions, factory: factory)
+    self.requestSize = Recorder(
+      label: "rpc.client.request.size",
+      dimensions: dimensions,
+      factory: factory
+    )
+    self.responseSize = Recorder(
+      label: "rpc.client.response.size",
+      dimensions: dimensions,
+      factory: factory
+    )
+    self.requestsPerRPC = Recorder(
+      label: "rpc.client.requests_per_rpc",
+      dimensions: dimensions,
+      factory: factory
+    )
+    self.responsesPerRPC = Recorder(
+      label: "rpc.client.responses_per_rpc",
+      dimensions: dimensions,
+      factory: factory
+    )
   }
 
   /// The handles for a close with `code` (0 for OK).

@@ -35,7 +35,12 @@ public struct GRPCStubResponse: Sendable {
   ///   - steps: The messages and pauses, in order.
   ///   - trailers: The trailers.
   ///   - error: The status the call ends with; `nil` for OK.
-  public init(headers: Metadata = [:], steps: [Step] = [], trailers: Metadata = [:], error: GRPCError? = nil) {
+  public init(
+    headers: Metadata = [:],
+    steps: [Step] = [],
+    trailers: Metadata = [:],
+    error: GRPCError? = nil
+  ) {
     self.headers = headers
     self.steps = steps
     self.trailers = trailers
@@ -61,7 +66,8 @@ public struct GRPCStubResponse: Sendable {
 public struct GRPCStub: Sendable {
   /// The method's path, `/package.Service/Method`.
   public let path: String
-  let answer: @Sendable (_ requests: [any Sendable], _ metadata: Metadata) async throws -> GRPCStubResponse
+  let answer:
+    @Sendable (_ requests: [any Sendable], _ metadata: Metadata) async throws -> GRPCStubResponse
 
   /// A stub that works out its answer from the requests and the request metadata.
   ///
@@ -69,7 +75,9 @@ public struct GRPCStub: Sendable {
   /// ends it with `UNKNOWN` (2) and the error's description.
   public init(
     path: String,
-    answer: @escaping @Sendable (_ requests: [any Sendable], _ metadata: Metadata) async throws -> GRPCStubResponse
+    answer:
+      @escaping @Sendable (_ requests: [any Sendable], _ metadata: Metadata) async throws ->
+      GRPCStubResponse
   ) {
     self.path = path
     self.answer = answer
@@ -104,14 +112,19 @@ public struct GRPCStub: Sendable {
     }
   }
 
-  static func first<Request>(_ requests: [any Sendable], as type: Request.Type, path: String) throws -> Request {
+  static func first<Request>(
+    _ requests: [any Sendable],
+    as type: Request.Type,
+    path: String
+  ) throws -> Request {
     guard let first = requests.first else {
       throw GRPCError(code: .internalError, message: "The stub for \(path) got no request message")
     }
     guard let typed = first as? Request else {
       throw GRPCError(
         code: .internalError,
-        message: "The stub for \(path) expects \(Request.self) but the call sent \(Swift.type(of: first)): give the stub the call's request type"
+        message:
+          "The stub for \(path) expects \(Request.self) but the call sent \(Swift.type(of: first)): give the stub the call's request type"
       )
     }
     return typed

@@ -59,7 +59,8 @@ public final class GRPCStubInterceptor: GRPCInterceptor, @unchecked Sendable {
         trailingMetadata: nil,
         error: GRPCError(
           code: .unimplemented,
-          message: "No stub for \(requestOptions.path): add a GRPCStub for it, or set the stub interceptor's unmatched calls to pass through"
+          message:
+            "No stub for \(requestOptions.path): add a GRPCStub for it, or set the stub interceptor's unmatched calls to pass through"
         )
       )
       self.manager.shutDown()
@@ -130,7 +131,13 @@ public final class GRPCStubInterceptor: GRPCInterceptor, @unchecked Sendable {
       } catch let error as GRPCError {
         response = .failure(error)
       } catch {
-        response = .failure(GRPCError(code: .unknown, message: "The stub for \(stub.path) threw: \(error)", cause: error))
+        response = .failure(
+          GRPCError(
+            code: .unknown,
+            message: "The stub for \(stub.path) threw: \(error)",
+            cause: error
+          )
+        )
       }
       self.send(.headers(response.headers))
       for step in response.steps {
@@ -184,13 +191,21 @@ public final class GRPCStubInterceptor: GRPCInterceptor, @unchecked Sendable {
   private func closeCancelled() {
     self.phase = .closed
     self.pending = []
-    self.manager.forwardPreviousInterceptorClose(trailingMetadata: nil, error: GRPCError(code: .cancelled, message: "Canceled"))
+    self.manager.forwardPreviousInterceptorClose(
+      trailingMetadata: nil,
+      error: GRPCError(code: .cancelled, message: "Canceled")
+    )
     self.manager.shutDown()
   }
 
   private func record(stubbed: Bool) {
     self.factory.log.append(
-      GRPCStubbedRequest(path: self.path, metadata: self.metadata, messages: self.requests, stubbed: stubbed)
+      GRPCStubbedRequest(
+        path: self.path,
+        metadata: self.metadata,
+        messages: self.requests,
+        stubbed: stubbed
+      )
     )
   }
 }

@@ -81,7 +81,10 @@ public final class GRPCTracingInterceptor: GRPCInterceptor, @unchecked Sendable 
   private func addMessageEvent(type: String, id: Int) {
     guard self.config.recordsMessageEvents, let span = self.span else { return }
     span.addEvent(
-      SpanEvent(name: "rpc.message", attributes: ["rpc.message.type": "\(type)", "rpc.message.id": .int64(Int64(id))])
+      SpanEvent(
+        name: "rpc.message",
+        attributes: ["rpc.message.type": "\(type)", "rpc.message.id": .int64(Int64(id))]
+      )
     )
   }
 }

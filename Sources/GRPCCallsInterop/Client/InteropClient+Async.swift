@@ -20,7 +20,10 @@ extension InteropClient {
       let response = try await service.streamingInputCall { writer in
         try await writer.write(contentsOf: [27182, 8, 1828, 45904].map(Self.inputRequest(size:)))
       }
-      try self.check(response.aggregatedPayloadSize == 74922, "aggregated size \(response.aggregatedPayloadSize)")
+      try self.check(
+        response.aggregatedPayloadSize == 74922,
+        "aggregated size \(response.aggregatedPayloadSize)"
+      )
     case .serverStreaming:
       var request = Grpc_Testing_StreamingOutputCallRequest()
       request.responseParameters = Self.pingPongResponseSizes.map(Self.parameters(size:))
@@ -29,10 +32,15 @@ extension InteropClient {
     case .pingPong:
       try await self.asyncPingPong(service)
     case .emptyStream:
-      let sizes = try await service.fullDuplexCall { _ in } body: { try await Self.sizes(of: $0) }
+      let sizes = try await service.fullDuplexCall { _ in
+      } body: {
+        try await Self.sizes(of: $0)
+      }
       try self.check(sizes.isEmpty, "expected no responses, got \(sizes.count)")
     case .cancelAfterBegin:
-      let task = Task { try await service.streamingInputCall { _ in try await Task.sleep(for: .seconds(30)) } }
+      let task = Task {
+        try await service.streamingInputCall { _ in try await Task.sleep(for: .seconds(30)) }
+      }
       task.cancel()
       try await Self.expect(.cancelled) { _ = try await task.value }
     case .cancelAfterFirstResponse:
@@ -46,7 +54,9 @@ extension InteropClient {
           request.payload.body = Data(count: 27182)
           try await writer.write(request)
           try await Task.sleep(for: .seconds(30))  // the request side stays open
-        } body: { try await Self.sizes(of: $0) }
+        } body: {
+          try await Self.sizes(of: $0)
+        }
       }
     case .customMetadata:
       try await self.asyncCustomMetadata(service)
@@ -60,15 +70,28 @@ extension InteropClient {
         request.responseStatus = Self.status(message)
         let streaming = request
         try await Self.expect(.unknown, message: message) {
-          _ = try await service.fullDuplexCall { try await $0.write(streaming) } body: { try await Self.sizes(of: $0) }
+          _ = try await service.fullDuplexCall {
+            try await $0.write(streaming)
+          } body: {
+            try await Self.sizes(of: $0)
+          }
         }
       }
     case .unimplementedMethod:
-      try await Self.expect(.unimplemented) { _ = try await service.unimplementedCall(Grpc_Testing_Empty()) }
+      try await Self.expect(.unimplemented) {
+        _ = try await service.unimplementedCall(Grpc_Testing_Empty())
+      }
     case .unimplementedService:
-      let other = UnimplementedService(host: self.target, callOptions: self.callOptions, channelPool: self.channelPool)
-      try await Self.expect(.unimplemented) { _ = try await other.unimplementedCall(Grpc_Testing_Empty()) }
-    case .clientCompressedUnary, .serverCompressedUnary, .clientCompressedStreaming, .serverCompressedStreaming:
+      let other = UnimplementedService(
+        host: self.target,
+        callOptions: self.callOptions,
+        channelPool: self.channelPool
+      )
+      try await Self.expect(.unimplemented) {
+        _ = try await other.unimplementedCall(Grpc_Testing_Empty())
+      }
+    case .clientCompressedUnary, .serverCompressedUnary, .clientCompressedStreaming,
+      .serverCompressedStreaming:
       try await self.asyncCompression(testCase, service)
     case .richErrorDetails:
       try await self.asyncRichErrorDetails(service)
@@ -82,7 +105,10 @@ extension InteropClient {
     let (pongs, pongSeen) = AsyncStream.makeStream(of: Void.self)
     let sizes = try await service.fullDuplexCall { writer in
       var seen = pongs.makeAsyncIterator()
-      for (index, (requestSize, responseSize)) in zip(Self.pingPongRequestSizes, Self.pingPongResponseSizes).enumerated() {
+      for (index, (requestSize, responseSize)) in zip(
+        Self.pingPongRequestSizes,
+        Self.pingPongResponseSizes
+      ).enumerated() {
         if index > 0 { await seen.next() }
         var request = Grpc_Testing_StreamingOutputCallRequest()
         request.responseParameters = [Self.parameters(size: responseSize)]
@@ -126,7 +152,10 @@ extension InteropClient {
 
   private func asyncCustomMetadata(_ service: TestService) async throws {
     var options = self.callOptions
-    options.initialMetadata.addString("test_initial_metadata_value", forKey: "x-grpc-test-echo-initial")
+    options.initialMetadata.addString(
+      "test_initial_metadata_value",
+      forKey: "x-grpc-test-echo-initial"
+    )
     options.initialMetadata.addBinary([0xAB, 0xAB, 0xAB], forKey: "x-grpc-test-echo-trailing-bin")
     var request = Grpc_Testing_StreamingOutputCallRequest()
     request.responseParameters = [Self.parameters(size: 314_159)]
@@ -142,16 +171,24 @@ extension InteropClient {
       for try await _ in responses {}
       return (responses.initialMetadata, responses.trailingMetadata)
     }
-    let duplex = try await service.fullDuplexCall(callOptions: options) { try await $0.write(streaming) } body: {
+    let duplex = try await service.fullDuplexCall(callOptions: options) {
+      try await $0.write(streaming)
+    } body: {
       responses in
       for try await _ in responses {}
       return (responses.initialMetadata, responses.trailingMetadata)
     }
     for (method, (headers, trailers)) in [("UnaryCall", unary), ("FullDuplexCall", duplex)] {
       let initial = headers?[stringValues: "x-grpc-test-echo-initial"].first { _ in true }
-      try self.check(initial == "test_initial_metadata_value", "\(method): initial echo \(initial.debugDescription)")
+      try self.check(
+        initial == "test_initial_metadata_value",
+        "\(method): initial echo \(initial.debugDescription)"
+      )
       let trailing = trailers?[binaryValues: "x-grpc-test-echo-trailing-bin"].first { _ in true }
-      try self.check(trailing == [0xAB, 0xAB, 0xAB], "\(method): trailing echo \(trailing.debugDescription)")
+      try self.check(
+        trailing == [0xAB, 0xAB, 0xAB],
+        "\(method): trailing echo \(trailing.debugDescription)"
+      )
     }
   }
 
@@ -174,13 +211,18 @@ extension InteropClient {
     case .clientCompressedStreaming:
       var probe = Self.inputRequest(size: 27182)
       probe.expectCompressed.value = true
-      try await Self.expect(.invalidArgument) { _ = try await service.streamingInputCall { try await $0.write(probe) } }
+      try await Self.expect(.invalidArgument) {
+        _ = try await service.streamingInputCall { try await $0.write(probe) }
+      }
       // Compressed too (compression is per channel), so it does not ask the server to check.
       let second = Self.inputRequest(size: 45904)
       let response = try await service.streamingInputCall(callOptions: gzip) { writer in
         try await writer.write(contentsOf: [probe, second])
       }
-      try self.check(response.aggregatedPayloadSize == 73086, "aggregated size \(response.aggregatedPayloadSize)")
+      try self.check(
+        response.aggregatedPayloadSize == 73086,
+        "aggregated size \(response.aggregatedPayloadSize)"
+      )
     default:
       let request = Self.serverCompressedStreamingRequest()
       let sizes = try await service.streamingOutputCall(request) { try await Self.sizes(of: $0) }
@@ -201,7 +243,9 @@ extension InteropClient {
 
   static func checkLarge(_ response: Grpc_Testing_SimpleResponse) throws {
     guard response.payload.body == Data(count: 314_159) else {
-      throw InteropCaseFailure("expected 314159 zero bytes, got \(response.payload.body.count) bytes")
+      throw InteropCaseFailure(
+        "expected 314159 zero bytes, got \(response.payload.body.count) bytes"
+      )
     }
   }
 
@@ -218,7 +262,9 @@ extension InteropClient {
     return status
   }
 
-  static func sizes(of responses: GRPCResponseStream<Grpc_Testing_StreamingOutputCallResponse>) async throws -> [Int] {
+  static func sizes(
+    of responses: GRPCResponseStream<Grpc_Testing_StreamingOutputCallResponse>
+  ) async throws -> [Int] {
     var sizes: [Int] = []
     for try await response in responses {
       sizes.append(response.payload.body.count)
@@ -235,9 +281,13 @@ extension InteropClient {
     do {
       try await body()
     } catch let error as GRPCError {
-      guard error.code == code else { throw InteropCaseFailure("expected status \(code), got \(error)") }
+      guard error.code == code else {
+        throw InteropCaseFailure("expected status \(code), got \(error)")
+      }
       if let message, error.message != message {
-        throw InteropCaseFailure("expected message \(message.debugDescription), got \(error.message.debugDescription)")
+        throw InteropCaseFailure(
+          "expected message \(message.debugDescription), got \(error.message.debugDescription)"
+        )
       }
       return
     }

@@ -29,7 +29,11 @@ extension InteropClient {
   private func cacheableCall(payload: String) async throws -> String {
     var options = self.callOptions
     options.initialMetadata.addString("1.2.3.4", forKey: "x-user-ip")
-    let (call, recorder) = try self.makeCall("CacheableUnaryCall", options: options, safety: .cacheable)
+    let (call, recorder) = try self.makeCall(
+      "CacheableUnaryCall",
+      options: options,
+      safety: .cacheable
+    )
     var request = Grpc_Testing_SimpleRequest()
     request.responseType = .compressable
     request.payload.body = Data(payload.utf8)

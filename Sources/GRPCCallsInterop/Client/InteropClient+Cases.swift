@@ -13,7 +13,10 @@ extension InteropClient {
     call.writeData(try Self.bytes(Grpc_Testing_Empty()))
     call.finish()
     try await self.expectClose(recorder, code: nil)
-    try self.check(recorder.messages.count == 1, "expected 1 response, got \(recorder.messages.count)")
+    try self.check(
+      recorder.messages.count == 1,
+      "expected 1 response, got \(recorder.messages.count)"
+    )
     _ = try Self.decode(Grpc_Testing_Empty.self, recorder.messages[0])
   }
 
@@ -23,7 +26,10 @@ extension InteropClient {
     call.writeData(try Self.bytes(Self.largeRequest()))
     call.finish()
     try await self.expectClose(recorder, code: nil)
-    try self.check(recorder.messages.count == 1, "expected 1 response, got \(recorder.messages.count)")
+    try self.check(
+      recorder.messages.count == 1,
+      "expected 1 response, got \(recorder.messages.count)"
+    )
     try Self.checkLarge(try Self.decode(Grpc_Testing_SimpleResponse.self, recorder.messages[0]))
   }
 
@@ -37,8 +43,14 @@ extension InteropClient {
     }
     call.finish()
     try await self.expectClose(recorder, code: nil)
-    try self.check(recorder.messages.count == 1, "expected 1 response, got \(recorder.messages.count)")
-    let response = try Self.decode(Grpc_Testing_StreamingInputCallResponse.self, recorder.messages[0])
+    try self.check(
+      recorder.messages.count == 1,
+      "expected 1 response, got \(recorder.messages.count)"
+    )
+    let response = try Self.decode(
+      Grpc_Testing_StreamingInputCallResponse.self,
+      recorder.messages[0]
+    )
     try self.check(
       response.aggregatedPayloadSize == 74922,
       "expected aggregated size 74922, got \(response.aggregatedPayloadSize)"
@@ -86,7 +98,10 @@ extension InteropClient {
     }
     call.finish()
     try await self.expectClose(recorder, code: nil)
-    try self.check(recorder.messages.count == 4, "expected 4 responses, got \(recorder.messages.count)")
+    try self.check(
+      recorder.messages.count == 4,
+      "expected 4 responses, got \(recorder.messages.count)"
+    )
   }
 
   func emptyStream() async throws {
@@ -94,7 +109,10 @@ extension InteropClient {
     call.start()
     call.finish()
     try await self.expectClose(recorder, code: nil)
-    try self.check(recorder.messages.isEmpty, "expected no responses, got \(recorder.messages.count)")
+    try self.check(
+      recorder.messages.isEmpty,
+      "expected no responses, got \(recorder.messages.count)"
+    )
   }
 
   func cancelAfterBegin() async throws {
@@ -102,7 +120,10 @@ extension InteropClient {
     call.start()
     call.cancel()
     try await self.expectClose(recorder, code: .cancelled, message: "Canceled by app")
-    try self.check(recorder.messages.isEmpty, "expected no responses, got \(recorder.messages.count)")
+    try self.check(
+      recorder.messages.isEmpty,
+      "expected no responses, got \(recorder.messages.count)"
+    )
   }
 
   func cancelAfterFirstResponse() async throws {
@@ -118,7 +139,10 @@ extension InteropClient {
     call.start()
     call.writeData(try Self.bytes(request))
     try await self.expectClose(recorder, code: .cancelled, message: "Canceled by app")
-    try self.check(recorder.messages.count == 1, "expected 1 response, got \(recorder.messages.count)")
+    try self.check(
+      recorder.messages.count == 1,
+      "expected 1 response, got \(recorder.messages.count)"
+    )
   }
 
   func timeoutOnSleepingServer() async throws {
@@ -130,12 +154,18 @@ extension InteropClient {
     call.start()
     call.writeData(try Self.bytes(request))
     try await self.expectClose(recorder, code: .deadlineExceeded)
-    try self.check(recorder.messages.isEmpty, "expected no responses, got \(recorder.messages.count)")
+    try self.check(
+      recorder.messages.isEmpty,
+      "expected no responses, got \(recorder.messages.count)"
+    )
   }
 
   func customMetadata() async throws {
     var options = self.callOptions
-    options.initialMetadata.addString("test_initial_metadata_value", forKey: "x-grpc-test-echo-initial")
+    options.initialMetadata.addString(
+      "test_initial_metadata_value",
+      forKey: "x-grpc-test-echo-initial"
+    )
     options.initialMetadata.addBinary([0xAB, 0xAB, 0xAB], forKey: "x-grpc-test-echo-trailing-bin")
 
     var unary = Grpc_Testing_SimpleRequest()
@@ -145,18 +175,24 @@ extension InteropClient {
     streaming.responseParameters = [Self.parameters(size: 314_159)]
     streaming.payload.body = Data(count: 271_828)
 
-    for (method, request) in [("UnaryCall", try Self.bytes(unary)), ("FullDuplexCall", try Self.bytes(streaming))] {
+    for (method, request) in [
+      ("UnaryCall", try Self.bytes(unary)), ("FullDuplexCall", try Self.bytes(streaming)),
+    ] {
       let (call, recorder) = try self.makeCall(method, options: options)
       call.start()
       call.writeData(request)
       call.finish()
       let close = try await self.expectClose(recorder, code: nil)
-      let initial = recorder.initialMetadata?[stringValues: "x-grpc-test-echo-initial"].first { _ in true }
+      let initial = recorder.initialMetadata?[stringValues: "x-grpc-test-echo-initial"].first { _ in
+        true
+      }
       try self.check(
         initial == "test_initial_metadata_value",
         "\(method): initial metadata echo was \(initial.debugDescription)"
       )
-      let trailing = close.trailers?[binaryValues: "x-grpc-test-echo-trailing-bin"].first { _ in true }
+      let trailing = close.trailers?[binaryValues: "x-grpc-test-echo-trailing-bin"].first { _ in
+        true
+      }
       try self.check(
         trailing == [0xAB, 0xAB, 0xAB],
         "\(method): trailing metadata echo was \(trailing.debugDescription)"

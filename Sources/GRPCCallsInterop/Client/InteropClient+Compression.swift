@@ -70,7 +70,10 @@ extension InteropClient {
     }
     call.finish()
     try await self.expectClose(recorder, code: nil)
-    let response = try Self.decode(Grpc_Testing_StreamingInputCallResponse.self, try self.only(recorder))
+    let response = try Self.decode(
+      Grpc_Testing_StreamingInputCallResponse.self,
+      try self.only(recorder)
+    )
     try self.check(
       response.aggregatedPayloadSize == 73086,
       "expected aggregated size 73086, got \(response.aggregatedPayloadSize)"
@@ -108,7 +111,10 @@ extension InteropClient {
   }
 
   private func only(_ recorder: CallRecorder) throws -> Data {
-    try self.check(recorder.messages.count == 1, "expected 1 response, got \(recorder.messages.count)")
+    try self.check(
+      recorder.messages.count == 1,
+      "expected 1 response, got \(recorder.messages.count)"
+    )
     return recorder.messages[0]
   }
 

@@ -13,7 +13,10 @@ extension InteropClient {
     case .emptyUnary:
       service.emptyCall(message: Grpc_Testing_Empty(), responseHandler: recorder).start()
       try await recorder.expectClose(nil)
-      try self.check(try recorder.messages(as: Grpc_Testing_Empty.self).count == 1, "expected 1 response")
+      try self.check(
+        try recorder.messages(as: Grpc_Testing_Empty.self).count == 1,
+        "expected 1 response"
+      )
     case .largeUnary:
       service.unaryCall(message: Self.largeRequest(), responseHandler: recorder).start()
       try await recorder.expectClose(nil)
@@ -25,7 +28,10 @@ extension InteropClient {
       call.finish()
       try await recorder.expectClose(nil)
       let response: Grpc_Testing_StreamingInputCallResponse = try self.single(recorder)
-      try self.check(response.aggregatedPayloadSize == 74922, "aggregated size \(response.aggregatedPayloadSize)")
+      try self.check(
+        response.aggregatedPayloadSize == 74922,
+        "aggregated size \(response.aggregatedPayloadSize)"
+      )
     case .serverStreaming:
       var request = Grpc_Testing_StreamingOutputCallRequest()
       request.responseParameters = Self.pingPongResponseSizes.map(Self.parameters(size:))
@@ -36,12 +42,18 @@ extension InteropClient {
     case .pingPong:
       let call = service.fullDuplexCall(responseHandler: recorder)
       call.start()
-      for (index, (requestSize, responseSize)) in zip(Self.pingPongRequestSizes, Self.pingPongResponseSizes).enumerated() {
+      for (index, (requestSize, responseSize)) in zip(
+        Self.pingPongRequestSizes,
+        Self.pingPongResponseSizes
+      ).enumerated() {
         var request = Grpc_Testing_StreamingOutputCallRequest()
         request.responseParameters = [Self.parameters(size: responseSize)]
         request.payload.body = Data(count: Int(requestSize))
         call.writeMessage(request)
-        try self.check(await recorder.wait { $0.messages.count > index }, "no response to ping \(index + 1)")
+        try self.check(
+          await recorder.wait { $0.messages.count > index },
+          "no response to ping \(index + 1)"
+        )
       }
       call.finish()
       try await recorder.expectClose(nil)
@@ -59,7 +71,11 @@ extension InteropClient {
       call.cancel()
       try await recorder.expectClose(.cancelled, message: "Canceled by app")
     case .cancelAfterFirstResponse:
-      let box = LockedValue<GRPCStreamingProtoCall<Grpc_Testing_StreamingOutputCallRequest, Grpc_Testing_StreamingOutputCallResponse>?>(nil)
+      let box = LockedValue<
+        GRPCStreamingProtoCall<
+          Grpc_Testing_StreamingOutputCallRequest, Grpc_Testing_StreamingOutputCallResponse
+        >?
+      >(nil)
       let cancelling = ProtoCallRecorder { index in
         if index == 0 { box.withLock { $0 }?.cancel() }
       }
@@ -71,7 +87,10 @@ extension InteropClient {
       call.start()
       call.writeMessage(request)
       try await cancelling.expectClose(.cancelled, message: "Canceled by app")
-      try self.check(cancelling.messages.count == 1, "expected 1 response, got \(cancelling.messages.count)")
+      try self.check(
+        cancelling.messages.count == 1,
+        "expected 1 response, got \(cancelling.messages.count)"
+      )
     case .timeoutOnSleepingServer:
       var options = self.callOptions
       options.timeout = 0.001
@@ -83,10 +102,17 @@ extension InteropClient {
       try await recorder.expectClose(.deadlineExceeded)
     case .customMetadata:
       var options = self.callOptions
-      options.initialMetadata.addString("test_initial_metadata_value", forKey: "x-grpc-test-echo-initial")
-      options.initialMetadata.addBinary([0xAB, 0xAB, 0xAB], forKey: "x-grpc-test-echo-trailing-bin")
+      options.initialMetadata.addString(
+        "test_initial_metadata_value",
+        forKey: "x-grpc-test-echo-initial"
+      )
+      options.initialMetadata.addBinary(
+        [0xAB, 0xAB, 0xAB],
+        forKey: "x-grpc-test-echo-trailing-bin"
+      )
       let unary = ProtoCallRecorder()
-      service.unaryCall(message: Self.largeRequest(), responseHandler: unary, callOptions: options).start()
+      service.unaryCall(message: Self.largeRequest(), responseHandler: unary, callOptions: options)
+        .start()
       var streaming = Grpc_Testing_StreamingOutputCallRequest()
       streaming.responseParameters = [Self.parameters(size: 314_159)]
       streaming.payload.body = Data(count: 271_828)
@@ -96,10 +122,20 @@ extension InteropClient {
       call.finish()
       for (method, each) in [("UnaryCall", unary), ("FullDuplexCall", recorder)] {
         let close = try await each.expectClose(nil)
-        let initial = each.initialMetadata?[stringValues: "x-grpc-test-echo-initial"].first { _ in true }
-        try self.check(initial == "test_initial_metadata_value", "\(method): initial echo \(initial.debugDescription)")
-        let trailing = close.trailers?[binaryValues: "x-grpc-test-echo-trailing-bin"].first { _ in true }
-        try self.check(trailing == [0xAB, 0xAB, 0xAB], "\(method): trailing echo \(trailing.debugDescription)")
+        let initial = each.initialMetadata?[stringValues: "x-grpc-test-echo-initial"].first { _ in
+          true
+        }
+        try self.check(
+          initial == "test_initial_metadata_value",
+          "\(method): initial echo \(initial.debugDescription)"
+        )
+        let trailing = close.trailers?[binaryValues: "x-grpc-test-echo-trailing-bin"].first { _ in
+          true
+        }
+        try self.check(
+          trailing == [0xAB, 0xAB, 0xAB],
+          "\(method): trailing echo \(trailing.debugDescription)"
+        )
       }
     case .statusCodeAndMessage, .specialStatusMessage:
       let message = testCase == .statusCodeAndMessage ? "test status message" : Self.specialMessage
@@ -121,10 +157,15 @@ extension InteropClient {
       service.unimplementedCall(message: Grpc_Testing_Empty(), responseHandler: recorder).start()
       try await recorder.expectClose(.unimplemented)
     case .unimplementedService:
-      UnimplementedService(host: self.target, callOptions: self.callOptions, channelPool: self.channelPool)
-        .unimplementedCall(message: Grpc_Testing_Empty(), responseHandler: recorder).start()
+      UnimplementedService(
+        host: self.target,
+        callOptions: self.callOptions,
+        channelPool: self.channelPool
+      )
+      .unimplementedCall(message: Grpc_Testing_Empty(), responseHandler: recorder).start()
       try await recorder.expectClose(.unimplemented)
-    case .clientCompressedUnary, .serverCompressedUnary, .clientCompressedStreaming, .serverCompressedStreaming:
+    case .clientCompressedUnary, .serverCompressedUnary, .clientCompressedStreaming,
+      .serverCompressedStreaming:
       try await self.generatedCompression(testCase, service)
     case .richErrorDetails:
       try await self.generatedRichErrorDetails(service)
@@ -133,7 +174,10 @@ extension InteropClient {
     }
   }
 
-  private func generatedCompression(_ testCase: InteropTestCase, _ service: TestService) async throws {
+  private func generatedCompression(
+    _ testCase: InteropTestCase,
+    _ service: TestService
+  ) async throws {
     var gzip = self.callOptions
     gzip.compressionAlgorithm = .gzip
     switch testCase {
@@ -142,7 +186,9 @@ extension InteropClient {
       probe.expectCompressed.value = true
       var attempts: [(Grpc_Testing_SimpleRequest, GRPCCallOptions?, RPCError.Code?)] = []
       if testCase == .clientCompressedUnary {
-        attempts = [(probe, nil, .invalidArgument), (probe, gzip, nil), (Self.largeRequest(), nil, nil)]
+        attempts = [
+          (probe, nil, .invalidArgument), (probe, gzip, nil), (Self.largeRequest(), nil, nil),
+        ]
       } else {
         for compressed in [true, false] {
           var request = Self.largeRequest()
@@ -173,7 +219,10 @@ extension InteropClient {
       call.finish()
       try await recorder.expectClose(nil)
       let response: Grpc_Testing_StreamingInputCallResponse = try self.single(recorder)
-      try self.check(response.aggregatedPayloadSize == 73086, "aggregated size \(response.aggregatedPayloadSize)")
+      try self.check(
+        response.aggregatedPayloadSize == 73086,
+        "aggregated size \(response.aggregatedPayloadSize)"
+      )
     default:
       let request = Self.serverCompressedStreamingRequest()
       let recorder = ProtoCallRecorder()
@@ -191,6 +240,8 @@ extension InteropClient {
   }
 
   private func outputSizes(_ recorder: ProtoCallRecorder) throws -> [Int] {
-    try recorder.messages(as: Grpc_Testing_StreamingOutputCallResponse.self).map(\.payload.body.count)
+    try recorder.messages(as: Grpc_Testing_StreamingOutputCallResponse.self).map(
+      \.payload.body.count
+    )
   }
 }

@@ -47,30 +47,47 @@ extension InteropClient {
   private func setHealth(_ service: String, _ status: String) async throws {
     var options = self.callOptions
     options.initialMetadata.addString("\(service)=\(status)", forKey: InteropHealthService.setKey)
-    _ = try await TestService(host: self.target, callOptions: options, channelPool: self.channelPool)
-      .emptyCall(Grpc_Testing_Empty())
+    _ = try await TestService(
+      host: self.target,
+      callOptions: options,
+      channelPool: self.channelPool
+    )
+    .emptyCall(Grpc_Testing_Empty())
   }
 
   /// The case, watching through the async sequence (`callback: false`) or the callback face.
   func health(callback: Bool) async throws {
-    let client = GRPCHealthClient(host: self.target, callOptions: self.callOptions, channelPool: self.channelPool)
+    let client = GRPCHealthClient(
+      host: self.target,
+      callOptions: self.callOptions,
+      channelPool: self.channelPool
+    )
     let service = "grpc-calls.health.\(UUID().uuidString)"
     let overall = try await client.check()
     try self.check(overall == .serving, "health: Check(\"\") is \(overall), expected SERVING")
     let unknown = try await client.check(service: service)
-    try self.check(unknown == .serviceUnknown, "health: Check of an unknown service is \(unknown), expected SERVICE_UNKNOWN")
+    try self.check(
+      unknown == .serviceUnknown,
+      "health: Check of an unknown service is \(unknown), expected SERVICE_UNKNOWN"
+    )
 
     let statuses = Statuses()
     let options = GRPCHealthWatchOptions(initialBackoff: 0.1, maxBackoff: 1)
     let watch: @Sendable () -> Void
     if callback {
-      let handle = client.watch(service: service, options: options, queue: DispatchQueue(label: "health")) {
+      let handle = client.watch(
+        service: service,
+        options: options,
+        queue: DispatchQueue(label: "health")
+      ) {
         statuses.add($0)
       }
       watch = { handle.cancel() }
     } else {
       let task = Task {
-        for try await status in client.watch(service: service, options: options) { statuses.add(status) }
+        for try await status in client.watch(service: service, options: options) {
+          statuses.add(status)
+        }
       }
       watch = { task.cancel() }
     }
@@ -105,12 +122,22 @@ extension InteropClient {
     call.writeData(try Self.bytes(Grpc_Health_V1_HealthCheckRequest()))
     call.finish()
     try await self.expectClose(recorder, code: nil)
-    try self.check(recorder.messages.count == 1, "health: Check gave \(recorder.messages.count) responses, expected 1")
+    try self.check(
+      recorder.messages.count == 1,
+      "health: Check gave \(recorder.messages.count) responses, expected 1"
+    )
     let response = try Self.decode(Grpc_Health_V1_HealthCheckResponse.self, recorder.messages[0])
-    try self.check(response.status == .serving, "health: Check(\"\") is \(response.status), expected SERVING")
+    try self.check(
+      response.status == .serving,
+      "health: Check(\"\") is \(response.status), expected SERVING"
+    )
   }
 
-  private func expect(_ statuses: Statuses, _ expected: GRPCServingStatus, _ when: String) async throws {
+  private func expect(
+    _ statuses: Statuses,
+    _ expected: GRPCServingStatus,
+    _ when: String
+  ) async throws {
     let status = try await statuses.next()
     try self.check(status == expected, "health: Watch gave \(status) \(when), expected \(expected)")
   }

@@ -21,11 +21,16 @@ extension InteropClient {
       try Self.checkLarge(try self.single(recorder))
     case .clientStreaming:
       let recorder = LegacyRecorder<Grpc_Testing_StreamingInputCallResponse>()
-      let requests = GRXWriter(values: [27182, 8, 1828, 45904].map { Self.inputRequest(size: $0) as any Sendable })
+      let requests = GRXWriter(
+        values: [27182, 8, 1828, 45904].map { Self.inputRequest(size: $0) as any Sendable }
+      )
       service.streamingInputCall(withRequestsWriter: requests, handler: recorder.handler)
       try await recorder.expectEnd(nil)
       let response = try self.single(recorder)
-      try self.check(response.aggregatedPayloadSize == 74922, "aggregated size \(response.aggregatedPayloadSize)")
+      try self.check(
+        response.aggregatedPayloadSize == 74922,
+        "aggregated size \(response.aggregatedPayloadSize)"
+      )
     case .serverStreaming:
       let recorder = LegacyRecorder<Grpc_Testing_StreamingOutputCallResponse>()
       var request = Grpc_Testing_StreamingOutputCallRequest()
@@ -46,7 +51,10 @@ extension InteropClient {
     case .cancelAfterBegin:
       let recorder = LegacyRecorder<Grpc_Testing_StreamingInputCallResponse>()
       let pipe = GRXBufferedPipe()
-      let call = service.rpcToStreamingInputCall(withRequestsWriter: pipe, handler: recorder.handler)
+      let call = service.rpcToStreamingInputCall(
+        withRequestsWriter: pipe,
+        handler: recorder.handler
+      )
       call.start()
       call.cancel()
       try await recorder.expectEnd(.cancelled, message: "Canceled by app")
@@ -58,7 +66,10 @@ extension InteropClient {
         if index == 0 { box.withLock { $0 }?.cancel() }
       }
       let pipe = GRXBufferedPipe()
-      let call = service.rpcToFullDuplexCall(withRequestsWriter: pipe, eventHandler: recorder.eventHandler)
+      let call = service.rpcToFullDuplexCall(
+        withRequestsWriter: pipe,
+        eventHandler: recorder.eventHandler
+      )
       box.withLock { $0 = call }
       var request = Grpc_Testing_StreamingOutputCallRequest()
       request.responseParameters = [Self.parameters(size: 31415)]
@@ -66,11 +77,17 @@ extension InteropClient {
       call.start()
       pipe.writeValue(request)
       try await recorder.expectEnd(.cancelled, message: "Canceled by app")
-      try self.check(recorder.responses.count == 1, "expected 1 response, got \(recorder.responses.count)")
+      try self.check(
+        recorder.responses.count == 1,
+        "expected 1 response, got \(recorder.responses.count)"
+      )
     case .timeoutOnSleepingServer:
       let recorder = LegacyRecorder<Grpc_Testing_StreamingOutputCallResponse>()
       let pipe = GRXBufferedPipe()
-      let call = service.rpcToFullDuplexCall(withRequestsWriter: pipe, eventHandler: recorder.eventHandler)
+      let call = service.rpcToFullDuplexCall(
+        withRequestsWriter: pipe,
+        eventHandler: recorder.eventHandler
+      )
       call.timeout = 0.001
       var request = Grpc_Testing_StreamingOutputCallRequest()
       request.payload.body = Data(count: 27182)
@@ -90,7 +107,10 @@ extension InteropClient {
         var streaming = Grpc_Testing_StreamingOutputCallRequest()
         streaming.responseStatus = Self.status(message)
         let duplex = LegacyRecorder<Grpc_Testing_StreamingOutputCallResponse>()
-        service.fullDuplexCall(withRequestsWriter: GRXWriter(value: streaming), eventHandler: duplex.eventHandler)
+        service.fullDuplexCall(
+          withRequestsWriter: GRXWriter(value: streaming),
+          eventHandler: duplex.eventHandler
+        )
         try await duplex.expectEnd(.unknown, message: message)
       }
     case .unimplementedMethod:
@@ -99,10 +119,15 @@ extension InteropClient {
       try await recorder.expectEnd(.unimplemented)
     case .unimplementedService:
       let recorder = LegacyRecorder<Grpc_Testing_Empty>()
-      UnimplementedService(host: self.target, callOptions: self.callOptions, channelPool: self.channelPool)
-        .unimplementedCall(with: Grpc_Testing_Empty(), handler: recorder.handler)
+      UnimplementedService(
+        host: self.target,
+        callOptions: self.callOptions,
+        channelPool: self.channelPool
+      )
+      .unimplementedCall(with: Grpc_Testing_Empty(), handler: recorder.handler)
       try await recorder.expectEnd(.unimplemented)
-    case .clientCompressedUnary, .serverCompressedUnary, .clientCompressedStreaming, .serverCompressedStreaming:
+    case .clientCompressedUnary, .serverCompressedUnary, .clientCompressedStreaming,
+      .serverCompressedStreaming:
       try await self.legacyCompression(testCase)
     case .richErrorDetails:
       try await self.legacyRichErrorDetails(service)
@@ -117,12 +142,18 @@ extension InteropClient {
     let recorder = LegacyRecorder<Grpc_Testing_StreamingOutputCallResponse>()
     let pipe = GRXBufferedPipe()
     service.fullDuplexCall(withRequestsWriter: pipe, eventHandler: recorder.eventHandler)
-    for (index, (requestSize, responseSize)) in zip(Self.pingPongRequestSizes, Self.pingPongResponseSizes).enumerated() {
+    for (index, (requestSize, responseSize)) in zip(
+      Self.pingPongRequestSizes,
+      Self.pingPongResponseSizes
+    ).enumerated() {
       var request = Grpc_Testing_StreamingOutputCallRequest()
       request.responseParameters = [Self.parameters(size: responseSize)]
       request.payload.body = Data(count: Int(requestSize))
       pipe.writeValue(request)
-      try self.check(await recorder.wait { $0.responses.count > index }, "no response to ping \(index + 1)")
+      try self.check(
+        await recorder.wait { $0.responses.count > index },
+        "no response to ping \(index + 1)"
+      )
     }
     pipe.writesFinished(withError: nil)
     try await recorder.expectEnd(nil)
@@ -144,7 +175,10 @@ extension InteropClient {
       eventHandler: duplexRecorder.eventHandler
     )
     for call in [unary, duplex] {
-      call.requestHeaders.addString("test_initial_metadata_value", forKey: "x-grpc-test-echo-initial")
+      call.requestHeaders.addString(
+        "test_initial_metadata_value",
+        forKey: "x-grpc-test-echo-initial"
+      )
       call.requestHeaders.addBinary([0xAB, 0xAB, 0xAB], forKey: "x-grpc-test-echo-trailing-bin")
       call.start()
     }
@@ -154,10 +188,20 @@ extension InteropClient {
       // A single handler answers at the first response; the trailers come at the close.
       let closed = await unaryRecorder.wait { _ in call.responseTrailers != nil }
       try self.check(closed, "\(method): no trailers")
-      let initial = call.responseHeaders?[stringValues: "x-grpc-test-echo-initial"].first { _ in true }
-      try self.check(initial == "test_initial_metadata_value", "\(method): initial echo \(initial.debugDescription)")
-      let trailing = call.responseTrailers?[binaryValues: "x-grpc-test-echo-trailing-bin"].first { _ in true }
-      try self.check(trailing == [0xAB, 0xAB, 0xAB], "\(method): trailing echo \(trailing.debugDescription)")
+      let initial = call.responseHeaders?[stringValues: "x-grpc-test-echo-initial"].first { _ in
+        true
+      }
+      try self.check(
+        initial == "test_initial_metadata_value",
+        "\(method): initial echo \(initial.debugDescription)"
+      )
+      let trailing = call.responseTrailers?[binaryValues: "x-grpc-test-echo-trailing-bin"].first {
+        _ in true
+      }
+      try self.check(
+        trailing == [0xAB, 0xAB, 0xAB],
+        "\(method): trailing echo \(trailing.debugDescription)"
+      )
     }
   }
 
@@ -167,14 +211,20 @@ extension InteropClient {
     var gzipOptions = self.callOptions
     gzipOptions.compressionAlgorithm = .gzip
     let plain = self.service
-    let gzip = TestService(host: self.target, callOptions: gzipOptions, channelPool: self.channelPool)
+    let gzip = TestService(
+      host: self.target,
+      callOptions: gzipOptions,
+      channelPool: self.channelPool
+    )
     switch testCase {
     case .clientCompressedUnary, .serverCompressedUnary:
       var probe = Self.largeRequest()
       probe.expectCompressed.value = true
       var attempts: [(Grpc_Testing_SimpleRequest, TestService, RPCError.Code?)] = []
       if testCase == .clientCompressedUnary {
-        attempts = [(probe, plain, .invalidArgument), (probe, gzip, nil), (Self.largeRequest(), plain, nil)]
+        attempts = [
+          (probe, plain, .invalidArgument), (probe, gzip, nil), (Self.largeRequest(), plain, nil),
+        ]
       } else {
         for compressed in [true, false] {
           var request = Self.largeRequest()
@@ -192,17 +242,26 @@ extension InteropClient {
       var first = Self.inputRequest(size: 27182)
       first.expectCompressed.value = true
       let refused = LegacyRecorder<Grpc_Testing_StreamingInputCallResponse>()
-      plain.streamingInputCall(withRequestsWriter: GRXWriter(value: first), handler: refused.handler)
+      plain.streamingInputCall(
+        withRequestsWriter: GRXWriter(value: first),
+        handler: refused.handler
+      )
       try await refused.expectEnd(.invalidArgument)
       let recorder = LegacyRecorder<Grpc_Testing_StreamingInputCallResponse>()
       let requests = GRXWriter(values: [first, Self.inputRequest(size: 45904)] as [any Sendable])
       gzip.streamingInputCall(withRequestsWriter: requests, handler: recorder.handler)
       try await recorder.expectEnd(nil)
       let response = try self.single(recorder)
-      try self.check(response.aggregatedPayloadSize == 73086, "aggregated size \(response.aggregatedPayloadSize)")
+      try self.check(
+        response.aggregatedPayloadSize == 73086,
+        "aggregated size \(response.aggregatedPayloadSize)"
+      )
     default:
       let recorder = LegacyRecorder<Grpc_Testing_StreamingOutputCallResponse>()
-      plain.streamingOutputCall(with: Self.serverCompressedStreamingRequest(), eventHandler: recorder.eventHandler)
+      plain.streamingOutputCall(
+        with: Self.serverCompressedStreamingRequest(),
+        eventHandler: recorder.eventHandler
+      )
       try await recorder.expectEnd(nil)
       let sizes = recorder.responses.map(\.payload.body.count)
       try self.check(sizes == [31415, 92653], "response sizes \(sizes)")

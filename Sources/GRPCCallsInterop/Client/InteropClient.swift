@@ -87,7 +87,11 @@ public struct InteropClient: Sendable {
     safety: GRPCCallSafety = .default,
     recorder: CallRecorder = CallRecorder()
   ) throws -> (GRPCCall2, CallRecorder) {
-    let request = try GRPCRequestOptions(host: self.target, path: "/\(service)/\(method)", safety: safety)
+    let request = try GRPCRequestOptions(
+      host: self.target,
+      path: "/\(service)/\(method)",
+      safety: safety
+    )
     let call = GRPCCall2(
       requestOptions: request,
       responseHandler: recorder,
@@ -121,7 +125,9 @@ extension InteropClient {
         throw InteropCaseFailure("expected status \(code), got \(error)")
       }
       if let message, error.message != message {
-        throw InteropCaseFailure("expected message \(message.debugDescription), got \(error.message.debugDescription)")
+        throw InteropCaseFailure(
+          "expected message \(message.debugDescription), got \(error.message.debugDescription)"
+        )
       }
     }
     guard recorder.closeCount == 1, recorder.deliveryContractHeld else {

@@ -59,7 +59,10 @@ public final class LegacyRecorder<Response: Sendable>: Sendable {
 
   /// Waits until `condition` holds, or `seconds` pass; returns whether it held.
   @discardableResult
-  public func wait(upTo seconds: Double = 30, until condition: @Sendable (LegacyRecorder) -> Bool) async -> Bool {
+  public func wait(
+    upTo seconds: Double = 30,
+    until condition: @Sendable (LegacyRecorder) -> Bool
+  ) async -> Bool {
     let deadline = ContinuousClock.now + .seconds(seconds)
     while !condition(self) {
       guard ContinuousClock.now < deadline else { return false }
@@ -76,16 +79,22 @@ public final class LegacyRecorder<Response: Sendable>: Sendable {
     }
     let (ends, afterEnd, error) = self.state.withLock { ($0.ends, $0.afterEnd, $0.error) }
     guard ends == 1, afterEnd == 0 else {
-      throw InteropCaseFailure("the handler ended \(ends) times, with \(afterEnd) callbacks after the end")
+      throw InteropCaseFailure(
+        "the handler ended \(ends) times, with \(afterEnd) callbacks after the end"
+      )
     }
     switch (code, error) {
     case (nil, nil): break
     case (nil, let error?): throw error
     case (let code?, nil): throw InteropCaseFailure("expected status \(code), the call succeeded")
     case (let code?, let error?):
-      guard error.code == code else { throw InteropCaseFailure("expected status \(code), got \(error)") }
+      guard error.code == code else {
+        throw InteropCaseFailure("expected status \(code), got \(error)")
+      }
       if let message, error.message != message {
-        throw InteropCaseFailure("expected message \(message.debugDescription), got \(error.message.debugDescription)")
+        throw InteropCaseFailure(
+          "expected message \(message.debugDescription), got \(error.message.debugDescription)"
+        )
       }
     }
   }

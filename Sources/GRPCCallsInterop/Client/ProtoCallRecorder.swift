@@ -66,7 +66,10 @@ public final class ProtoCallRecorder: GRPCProtoResponseHandler {
 
   /// Waits until `condition` holds, or `seconds` pass; returns whether it held.
   @discardableResult
-  public func wait(upTo seconds: Double = 30, until condition: @Sendable (ProtoCallRecorder) -> Bool) async -> Bool {
+  public func wait(
+    upTo seconds: Double = 30,
+    until condition: @Sendable (ProtoCallRecorder) -> Bool
+  ) async -> Bool {
     let deadline = ContinuousClock.now + .seconds(seconds)
     while !condition(self) {
       guard ContinuousClock.now < deadline else { return false }
@@ -83,7 +86,10 @@ public final class ProtoCallRecorder: GRPCProtoResponseHandler {
 
   /// Waits for the close and checks it carries `code` (nil: success) and `message`.
   @discardableResult
-  public func expectClose(_ code: RPCError.Code?, message: String? = nil) async throws -> CallRecorder.Close {
+  public func expectClose(
+    _ code: RPCError.Code?,
+    message: String? = nil
+  ) async throws -> CallRecorder.Close {
     guard let close = await self.waitForClose() else {
       throw InteropCaseFailure("the call did not close within \(Int(CloseWait.seconds)) s")
     }
@@ -92,9 +98,13 @@ public final class ProtoCallRecorder: GRPCProtoResponseHandler {
     case (nil, let error?): throw error
     case (let code?, nil): throw InteropCaseFailure("expected status \(code), the call succeeded")
     case (let code?, let error?):
-      guard error.code == code else { throw InteropCaseFailure("expected status \(code), got \(error)") }
+      guard error.code == code else {
+        throw InteropCaseFailure("expected status \(code), got \(error)")
+      }
       if let message, error.message != message {
-        throw InteropCaseFailure("expected message \(message.debugDescription), got \(error.message.debugDescription)")
+        throw InteropCaseFailure(
+          "expected message \(message.debugDescription), got \(error.message.debugDescription)"
+        )
       }
     }
     guard self.closeCount == 1 else { throw InteropCaseFailure("\(self.closeCount) closes") }

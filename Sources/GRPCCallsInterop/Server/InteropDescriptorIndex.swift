@@ -3,7 +3,7 @@ internal import SwiftProtobuf
 
 /// The files the interop server describes over reflection, and where each symbol is defined:
 /// what a reflection service looks up (grpc-go's and grpcio's answer from their registries of
-/// compiled descriptors; this one from the FileDescriptorSet protoc wrote, ``InteropDescriptors``).
+/// compiled descriptors; this one from the FileDescriptorSet protoc wrote, `InteropDescriptors`).
 struct InteropDescriptorIndex: Sendable {
   /// Every file, by name (`src/proto/grpc/testing/test.proto`).
   private var files: [String: Google_Protobuf_FileDescriptorProto] = [:]
@@ -17,7 +17,9 @@ struct InteropDescriptorIndex: Sendable {
   static func interop() throws -> InteropDescriptorIndex {
     let base64 = InteropDescriptors.fileDescriptorSetBase64
     guard let bytes = Data(base64Encoded: base64, options: .ignoreUnknownCharacters) else {
-      throw DescriptorSetError(description: "InteropDescriptors is not base64: run scripts/generate-grpc-calls.sh")
+      throw DescriptorSetError(
+        description: "InteropDescriptors is not base64: run scripts/generate-grpc-calls.sh"
+      )
     }
     return try InteropDescriptorIndex(Google_Protobuf_FileDescriptorSet(serializedBytes: bytes))
   }
@@ -36,7 +38,11 @@ struct InteropDescriptorIndex: Sendable {
     }
   }
 
-  private mutating func add(_ message: Google_Protobuf_DescriptorProto, in scope: String, file: String) {
+  private mutating func add(
+    _ message: Google_Protobuf_DescriptorProto,
+    in scope: String,
+    file: String
+  ) {
     let name = scope + message.name
     self.symbols[name] = file
     self.messages.insert(name)
@@ -45,7 +51,11 @@ struct InteropDescriptorIndex: Sendable {
     for enumeration in message.enumType { self.add(enumeration, in: name + ".", file: file) }
   }
 
-  private mutating func add(_ enumeration: Google_Protobuf_EnumDescriptorProto, in scope: String, file: String) {
+  private mutating func add(
+    _ enumeration: Google_Protobuf_EnumDescriptorProto,
+    in scope: String,
+    file: String
+  ) {
     self.symbols[scope + enumeration.name] = file
     // An enum's values are scoped beside the enum, not inside it (as in C++).
     for value in enumeration.value { self.symbols[scope + value.name] = file }
@@ -58,7 +68,8 @@ struct InteropDescriptorIndex: Sendable {
     var seen: Set<String> = [name]
     var next = 0
     while next < order.count {
-      for dependency in self.files[order[next]]?.dependency ?? [] where seen.insert(dependency).inserted {
+      for dependency in self.files[order[next]]?.dependency ?? []
+      where seen.insert(dependency).inserted {
         order.append(dependency)
       }
       next += 1

@@ -11,7 +11,7 @@ internal import SwiftProtobuf
 /// (the stream goes on) for what it does not know.
 ///
 /// grpc-swift-2 ships no reflection service in the packages this project builds on, so the
-/// interop server answers from the descriptors protoc wrote for it (``InteropDescriptors``).
+/// interop server answers from the descriptors protoc wrote for it (`InteropDescriptors`).
 public struct InteropReflectionService: RegistrableRPCService {
   /// Request metadata on a v1 call: the server answers it `UNIMPLEMENTED`, as a server that
   /// serves only v1alpha (grpc-go before 1.57) does.
@@ -20,7 +20,9 @@ public struct InteropReflectionService: RegistrableRPCService {
   private typealias Request = Grpc_Reflection_V1_ServerReflectionRequest
   private typealias Response = Grpc_Reflection_V1_ServerReflectionResponse
 
-  private static let versions = ["grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"]
+  private static let versions = [
+    "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection",
+  ]
 
   private let index: InteropDescriptorIndex
   private let services: [String]
@@ -38,8 +40,13 @@ public struct InteropReflectionService: RegistrableRPCService {
         deserializer: ProtobufDeserializer<Request>(),
         serializer: ProtobufSerializer<Response>()
       ) { request, _ in
-        if service == Self.versions[0], request.metadata[Self.v1AlphaOnlyKey].contains(where: { _ in true }) {
-          throw RPCError(code: .unimplemented, message: "Not implemented here (\(Self.v1AlphaOnlyKey))")
+        if service == Self.versions[0],
+          request.metadata[Self.v1AlphaOnlyKey].contains(where: { _ in true })
+        {
+          throw RPCError(
+            code: .unimplemented,
+            message: "Not implemented here (\(Self.v1AlphaOnlyKey))"
+          )
         }
         return StreamingServerResponse { writer in
           for try await question in request.messages {
@@ -67,7 +74,8 @@ public struct InteropReflectionService: RegistrableRPCService {
       let file = self.index.file(definingSymbol: symbol) ?? ""
       response.messageResponse = self.files(named: file, missing: "symbol '\(symbol)'")
     case .fileContainingExtension(let wanted):
-      let file = self.index.file(extending: wanted.containingType, number: wanted.extensionNumber) ?? ""
+      let file =
+        self.index.file(extending: wanted.containingType, number: wanted.extensionNumber) ?? ""
       response.messageResponse = self.files(
         named: file,
         missing: "extension \(wanted.extensionNumber) of '\(wanted.containingType)'"
@@ -97,17 +105,21 @@ public struct InteropReflectionService: RegistrableRPCService {
       let encoded: [Data] = try files.map { try $0.serializedBytes() }
       return .fileDescriptorResponse(.with { $0.fileDescriptorProto = encoded })
     } catch {
-      return .errorResponse(.with {
-        $0.errorCode = Int32(RPCError.Code.internalError.rawValue)
-        $0.errorMessage = "Cannot encode the descriptors of '\(name)': \(error)"
-      })
+      return .errorResponse(
+        .with {
+          $0.errorCode = Int32(RPCError.Code.internalError.rawValue)
+          $0.errorMessage = "Cannot encode the descriptors of '\(name)': \(error)"
+        }
+      )
     }
   }
 
   private static func notFound(_ what: String) -> Response.OneOf_MessageResponse {
-    .errorResponse(.with {
-      $0.errorCode = Int32(RPCError.Code.notFound.rawValue)
-      $0.errorMessage = "Unknown \(what)"
-    })
+    .errorResponse(
+      .with {
+        $0.errorCode = Int32(RPCError.Code.notFound.rawValue)
+        $0.errorMessage = "Unknown \(what)"
+      }
+    )
   }
 }

@@ -16,7 +16,10 @@ extension InteropServer {
   ) -> GRPCClosureTransportFactory {
     GRPCClosureTransportFactory { _, _ in
       let transport = InProcessTransport()
-      let server = GRPCServer(transport: transport.server, services: [InteropTestService(recorder: recorder), recorder.health])
+      let server = GRPCServer(
+        transport: transport.server,
+        services: [InteropTestService(recorder: recorder), recorder.health]
+      )
       Task { try? await server.serve() }
       return transport.client
     }

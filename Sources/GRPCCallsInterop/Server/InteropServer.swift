@@ -20,7 +20,11 @@ public final class InteropServer: Sendable {
     /// When set, clients must present a certificate that chains to these roots (mutual TLS).
     public var clientTrustRootsPEM: String?
 
-    public init(certificateChainPEM: String, privateKeyPEM: String, clientTrustRootsPEM: String? = nil) {
+    public init(
+      certificateChainPEM: String,
+      privateKeyPEM: String,
+      clientTrustRootsPEM: String? = nil
+    ) {
       self.certificateChainPEM = certificateChainPEM
       self.privateKeyPEM = privateKeyPEM
       self.clientTrustRootsPEM = clientTrustRootsPEM
@@ -92,7 +96,9 @@ public final class InteropServer: Sendable {
 
     let security: HTTP2ServerTransport.Posix.TransportSecurity
     if let tls {
-      let chain: [TLSConfig.CertificateSource] = [.bytes(Array(tls.certificateChainPEM.utf8), format: .pem)]
+      let chain: [TLSConfig.CertificateSource] = [
+        .bytes(Array(tls.certificateChainPEM.utf8), format: .pem)
+      ]
       let key: TLSConfig.PrivateKeySource = .bytes(Array(tls.privateKeyPEM.utf8), format: .pem)
       if let clientRoots = tls.clientTrustRootsPEM {
         security = .mTLS(certificateChain: chain, privateKey: key) {
@@ -110,7 +116,9 @@ public final class InteropServer: Sendable {
       transportSecurity: security,
       config: config
     )
-    let reflection = try InteropReflectionService(listing: ["grpc.testing.TestService", "grpc.health.v1.Health"])
+    let reflection = try InteropReflectionService(listing: [
+      "grpc.testing.TestService", "grpc.health.v1.Health",
+    ])
     let server = GRPCServer(
       transport: transport,
       services: [InteropTestService(recorder: recorder), recorder.health, reflection]

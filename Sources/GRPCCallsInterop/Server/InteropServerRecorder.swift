@@ -95,7 +95,9 @@ public final class InteropServerRecorder: Sendable {
   public var streamsCompleted: Int { self.state.withLock { $0.streamsCompleted } }
 
   /// When a handler last wrote a response stream to its end (see ``streamsCompleted``).
-  public var lastStreamCompletion: ContinuousClock.Instant? { self.state.withLock { $0.lastStreamCompletion } }
+  public var lastStreamCompletion: ContinuousClock.Instant? {
+    self.state.withLock { $0.lastStreamCompletion }
+  }
 
   func streamCompleted() {
     self.state.withLock {

@@ -21,12 +21,15 @@ extension InteropTestService {
   func begin(_ metadata: Metadata, _ context: ServerContext) throws -> Echo {
     self.recorder.received(context, metadata: metadata)
     try self.recorder.health.apply(metadata)
-    if let required = metadata[stringValues: InteropServerRecorder.requiredAuthorizationKey].first(where: { _ in true }),
+    if let required = metadata[stringValues: InteropServerRecorder.requiredAuthorizationKey].first(
+      where: { _ in true }),
       !metadata[stringValues: "authorization"].contains(required)
     {
       throw Self.failure(.unauthenticated, "The access token is not valid (any more)", metadata)
     }
-    if let value = metadata[stringValues: InteropServerRecorder.failAttemptsKey].first(where: { _ in true }) {
+    if let value = metadata[stringValues: InteropServerRecorder.failAttemptsKey].first(where: { _ in
+      true
+    }) {
       let parts = value.split(separator: "/", maxSplits: 1)
       if parts.count == 2, let failures = Int(parts[0]) {
         let attempt = self.recorder.countAttempt(String(parts[1]))
@@ -52,16 +55,27 @@ extension InteropTestService {
 
   /// A failure `begin` throws: with a rich status whose `RetryInfo` holds the delay that
   /// ``InteropServerRecorder/retryDelayKey`` asks for, if it does.
-  private static func failure(_ code: RPCError.Code, _ message: String, _ metadata: Metadata) -> any Error {
-    guard let text = metadata[stringValues: InteropServerRecorder.retryDelayKey].first(where: { _ in true }),
+  private static func failure(
+    _ code: RPCError.Code,
+    _ message: String,
+    _ metadata: Metadata
+  ) -> any Error {
+    guard
+      let text = metadata[stringValues: InteropServerRecorder.retryDelayKey].first(where: { _ in
+        true
+      }),
       let milliseconds = Int64(text)
     else { return RPCError(code: code, message: message) }
-    let details = [ErrorDetails.retryInfo(ErrorDetails.RetryInfo(delay: .milliseconds(milliseconds)))]
+    let details = [
+      ErrorDetails.retryInfo(ErrorDetails.RetryInfo(delay: .milliseconds(milliseconds)))
+    ]
     return GoogleRPCStatus(code: code, message: message, details: details)
   }
 
   /// The one request message of a unary-request method.
-  static func single<Message>(_ messages: RPCAsyncSequence<Message, any Error>) async throws
+  static func single<Message>(
+    _ messages: RPCAsyncSequence<Message, any Error>
+  ) async throws
     -> Message
   {
     var iterator = messages.makeAsyncIterator()

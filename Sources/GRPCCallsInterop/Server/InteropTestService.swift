@@ -82,7 +82,8 @@ struct InteropTestService: Grpc_Testing_TestService.StreamingServiceProtocol {
     let echo = try self.begin(request.metadata, context)
     return StreamingServerResponse(metadata: echo.initial) { writer in
       var total = 0
-      try await self.recorder.readRequests(request.messages, metadata: request.metadata) { message in
+      try await self.recorder.readRequests(request.messages, metadata: request.metadata) {
+        message in
         try Self.checkCompression(expected: message.expectCompressed.value, request.metadata)
         total += message.payload.body.count
       }
@@ -99,7 +100,8 @@ struct InteropTestService: Grpc_Testing_TestService.StreamingServiceProtocol {
   ) async throws -> StreamingServerResponse<Grpc_Testing_StreamingOutputCallResponse> {
     let echo = try self.begin(request.metadata, context)
     return StreamingServerResponse(metadata: echo.initial) { writer in
-      try await self.recorder.readRequests(request.messages, metadata: request.metadata) { message in
+      try await self.recorder.readRequests(request.messages, metadata: request.metadata) {
+        message in
         try Self.failIfAsked(message.responseStatus, trailers: echo.trailing)
         try await self.respond(to: message, with: writer, context: context)
       }
@@ -114,7 +116,8 @@ struct InteropTestService: Grpc_Testing_TestService.StreamingServiceProtocol {
     let echo = try self.begin(request.metadata, context)
     return StreamingServerResponse(metadata: echo.initial) { writer in
       var messages: [Grpc_Testing_StreamingOutputCallRequest] = []
-      try await self.recorder.readRequests(request.messages, metadata: request.metadata) { message in
+      try await self.recorder.readRequests(request.messages, metadata: request.metadata) {
+        message in
         messages.append(message)
       }
       for message in messages {

@@ -11,11 +11,18 @@ extension GRPCCall {
     try GRPCHost.setResponseSizeLimit(limit, forHost: host)
   }
 
-  public static func setDefaultCompressMethod(_ algorithm: GRPCCompressionAlgorithm, forHost host: String) throws(GRPCError) {
+  public static func setDefaultCompressMethod(
+    _ algorithm: GRPCCompressionAlgorithm,
+    forHost host: String
+  ) throws(GRPCError) {
     try GRPCHost.setDefaultCompressMethod(algorithm, forHost: host)
   }
 
-  public static func setKeepalive(interval: Int, timeout: Int, forHost host: String) throws(GRPCError) {
+  public static func setKeepalive(
+    interval: Int,
+    timeout: Int,
+    forHost host: String
+  ) throws(GRPCError) {
     try GRPCHost.setKeepalive(interval: interval, timeout: timeout, forHost: host)
   }
 
@@ -29,7 +36,12 @@ extension GRPCCall {
     maxBackoff: Int,
     forHost host: String
   ) throws(GRPCError) {
-    try GRPCHost.setMinConnectTimeout(timeout, initialBackoff: initialBackoff, maxBackoff: maxBackoff, forHost: host)
+    try GRPCHost.setMinConnectTimeout(
+      timeout,
+      initialBackoff: initialBackoff,
+      maxBackoff: maxBackoff,
+      forHost: host
+    )
   }
 
   public static func setTLSPEMRootCerts(
@@ -41,7 +53,11 @@ extension GRPCCall {
     try GRPCHost.setTLSPEMRootCerts(roots, withPrivateKey: key, withCertChain: chain, forHost: host)
   }
 
-  public static func useTestCertsPath(_ path: String, testName: String, forHost host: String) throws(GRPCError) {
+  public static func useTestCertsPath(
+    _ path: String,
+    testName: String,
+    forHost host: String
+  ) throws(GRPCError) {
     try GRPCHost.useTestCertsPath(path, testName: testName, forHost: host)
   }
 
@@ -49,7 +65,10 @@ extension GRPCCall {
     try GRPCHost.useInsecureConnections(forHost: host)
   }
 
-  public static func setLogContext(_ context: [String: String], forHost host: String) throws(GRPCError) {
+  public static func setLogContext(
+    _ context: [String: String],
+    forHost host: String
+  ) throws(GRPCError) {
     try GRPCHost.setLogContext(context, forHost: host)
   }
 

@@ -195,7 +195,11 @@ public class GRPCCall: GRXWriter, @unchecked Sendable {
     let options: GRPCCallOptions
     let requestOptions: GRPCRequestOptions
     do {
-      requestOptions = try GRPCRequestOptions(host: self.host, path: self.path, safety: self.callSafety)
+      requestOptions = try GRPCRequestOptions(
+        host: self.host,
+        path: self.path,
+        safety: self.callSafety
+      )
       options = try self.effectiveOptions()
     } catch {
       self.finish(withError: error)

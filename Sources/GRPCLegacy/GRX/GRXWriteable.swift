@@ -53,7 +53,9 @@ public final class GRXHandlerWriteable: GRXWriteable {
 
   /// Calls `eventHandler(false, value, nil)` for each value, then `eventHandler(true, nil,
   /// error)` once, last.
-  public init(eventHandler: @escaping @Sendable (_ done: Bool, (any Sendable)?, (any Error)?) -> Void) {
+  public init(
+    eventHandler: @escaping @Sendable (_ done: Bool, (any Sendable)?, (any Error)?) -> Void
+  ) {
     self.handlers = .events(eventHandler)
   }
 
@@ -74,7 +76,14 @@ public final class GRXHandlerWriteable: GRXWriteable {
       completion(error)
     case .single(let handler):
       guard self.claimSingle() else { return }
-      handler(nil, error ?? GRPCError(code: .internalError, message: "The writer finished without producing any value."))
+      handler(
+        nil,
+        error
+          ?? GRPCError(
+            code: .internalError,
+            message: "The writer finished without producing any value."
+          )
+      )
     case .events(let handler):
       handler(true, nil, error)
     }

@@ -40,7 +40,8 @@ extension GRXWriter {
     /// Finishes now: values not yet delivered are dropped and the finish goes next (or, if the
     /// writer never started, nowhere). Returns whether a writeable is owed the finish.
     mutating func finishNow(_ error: (any Error)?) -> Bool {
-      guard self.state != .finished, !self.finishQueued || self.nextIndex < self.pending.count else {
+      guard self.state != .finished, !self.finishQueued || self.nextIndex < self.pending.count
+      else {
         return false
       }
       self.pending = [.finish(error)]
@@ -115,7 +116,9 @@ extension GRXWriter {
 
     /// Claims the performer's role if there is something to deliver and no one delivering.
     mutating func beginDelivery() -> Bool {
-      guard !self.performing, self.state == .started, self.nextIndex < self.pending.count else { return false }
+      guard !self.performing, self.state == .started, self.nextIndex < self.pending.count else {
+        return false
+      }
       self.performing = true
       return true
     }

@@ -91,7 +91,8 @@ open class GRXWriter: @unchecked Sendable {
       writeable.writesFinished(
         withError: GRPCError(
           code: .failedPrecondition,
-          message: "The writer has already \(already): a GRXWriter can be started once; make a new one"
+          message:
+            "The writer has already \(already): a GRXWriter can be started once; make a new one"
         )
       )
     }
@@ -158,7 +159,9 @@ open class GRXWriter: @unchecked Sendable {
     guard self.storage.withLock({ $0.machine.beginDelivery() }) else { return }
     while true {
       let next = self.storage.withLock { storage -> (StateMachine.Item, any GRXWriteable)? in
-        guard let item = storage.machine.nextDelivery(), let writeable = storage.writeable else { return nil }
+        guard let item = storage.machine.nextDelivery(), let writeable = storage.writeable else {
+          return nil
+        }
         if case .finish = item { storage.writeable = nil }
         return (item, writeable)
       }

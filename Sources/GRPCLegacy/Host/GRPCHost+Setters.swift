@@ -1,6 +1,6 @@
+internal import Foundation
 public import GRPCCalls
 internal import GRPCCore
-internal import Foundation
 
 /// gRPC Objective-C's per-host class setters (`+[GRPCCall setUserAgentPrefix:forHost:]` and
 /// friends). Each validates its input and throws `INVALID_ARGUMENT` saying what is wrong, and
@@ -23,13 +23,23 @@ extension GRPCHost {
   }
 
   /// How calls to `host` compress their requests (`+setDefaultCompressMethod:forhost:`).
-  public static func setDefaultCompressMethod(_ algorithm: GRPCCompressionAlgorithm, forHost host: String) throws(GRPCError) {
+  public static func setDefaultCompressMethod(
+    _ algorithm: GRPCCompressionAlgorithm,
+    forHost host: String
+  ) throws(GRPCError) {
     try Self.host(withAddress: host).updateSettings { $0.compressionAlgorithm = algorithm }
   }
 
   /// HTTP/2 keepalive pings for `host`'s connections, in milliseconds (`0` turns them off).
-  public static func setKeepalive(interval: Int, timeout: Int, forHost host: String) throws(GRPCError) {
-    try Self.check(interval >= 0 && timeout >= 0, "keepalive interval and timeout must not be negative, not \(interval) and \(timeout) ms")
+  public static func setKeepalive(
+    interval: Int,
+    timeout: Int,
+    forHost host: String
+  ) throws(GRPCError) {
+    try Self.check(
+      interval >= 0 && timeout >= 0,
+      "keepalive interval and timeout must not be negative, not \(interval) and \(timeout) ms"
+    )
     try Self.host(withAddress: host).updateSettings {
       $0.keepaliveIntervalMs = interval
       $0.keepaliveTimeoutMs = timeout
@@ -70,7 +80,10 @@ extension GRPCHost {
     withCertChain chain: String? = nil,
     forHost host: String
   ) throws(GRPCError) {
-    try Self.check((key == nil) == (chain == nil), "a client private key and certificate chain go together: give both or neither")
+    try Self.check(
+      (key == nil) == (chain == nil),
+      "a client private key and certificate chain go together: give both or neither"
+    )
     try Self.host(withAddress: host).updateSettings {
       $0.pemRootCertificates = roots
       $0.pemPrivateKey = key
@@ -83,12 +96,19 @@ extension GRPCHost {
   /// `testName` (gRPC Objective-C's `+useTestCertsPath:testName:forHost:`).
   ///
   /// - Throws: `INVALID_ARGUMENT` when the file cannot be read.
-  public static func useTestCertsPath(_ path: String, testName: String, forHost host: String) throws(GRPCError) {
+  public static func useTestCertsPath(
+    _ path: String,
+    testName: String,
+    forHost host: String
+  ) throws(GRPCError) {
     let roots: String
     do {
       roots = try String(contentsOfFile: path, encoding: .utf8)
     } catch {
-      throw GRPCError(code: .invalidArgument, message: "Cannot read the test certificates at '\(path)': \(error.localizedDescription)")
+      throw GRPCError(
+        code: .invalidArgument,
+        message: "Cannot read the test certificates at '\(path)': \(error.localizedDescription)"
+      )
     }
     try Self.host(withAddress: host).updateSettings {
       $0.pemRootCertificates = roots
@@ -103,11 +123,17 @@ extension GRPCHost {
   }
 
   /// Metadata added to the library's log records about `host`'s channels.
-  public static func setLogContext(_ context: [String: String], forHost host: String) throws(GRPCError) {
+  public static func setLogContext(
+    _ context: [String: String],
+    forHost host: String
+  ) throws(GRPCError) {
     try Self.host(withAddress: host).updateSettings { $0.logContext = context }
   }
 
-  private static func check(_ condition: Bool, _ message: @autoclosure () -> String) throws(GRPCError) {
+  private static func check(
+    _ condition: Bool,
+    _ message: @autoclosure () -> String
+  ) throws(GRPCError) {
     guard condition else {
       throw GRPCError(code: .invalidArgument, message: "Invalid host setting: \(message())")
     }

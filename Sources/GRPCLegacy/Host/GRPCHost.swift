@@ -1,6 +1,6 @@
+internal import Foundation
 public import GRPCCalls
 internal import GRPCCore
-internal import Foundation
 
 /// The settings of one host, as gRPC Objective-C's `GRPCHost` kept them for its per-host class
 /// setters; a v1 call made without call options reads them when it starts.
@@ -80,7 +80,10 @@ public final class GRPCHost: Sendable {
 
   private static func normalize(_ address: String) throws(GRPCError) -> String {
     guard !address.trimmingCharacters(in: .whitespaces).isEmpty else {
-      throw GRPCError(code: .invalidArgument, message: "The host is empty: pass a host name or address, e.g. \"example.com:443\"")
+      throw GRPCError(
+        code: .invalidArgument,
+        message: "The host is empty: pass a host name or address, e.g. \"example.com:443\""
+      )
     }
     return try GRPCRequestOptions.normalizedHost(address)
   }

@@ -28,7 +28,13 @@ extension GRXHandlerWriteable {
         } else if let response {
           handler(response, nil)
         } else {
-          handler(nil, GRPCError(code: .internalError, message: "The server closed the call without a response"))
+          handler(
+            nil,
+            GRPCError(
+              code: .internalError,
+              message: "The server closed the call without a response"
+            )
+          )
         }
       }
     )

@@ -12,7 +12,8 @@ struct V1ProtobufMarshaller: GRPCMarshaller {
     guard let message = message as? any SwiftProtobuf.Message else {
       throw GRPCError(
         code: .internalError,
-        message: "The requests writer produced a \(type(of: message)); a GRPCProtoCall sends protobuf messages"
+        message:
+          "The requests writer produced a \(type(of: message)); a GRPCProtoCall sends protobuf messages"
       )
     }
     return try message.serializedData()

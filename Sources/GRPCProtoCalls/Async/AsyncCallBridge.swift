@@ -74,7 +74,8 @@ final class AsyncCallBridge: GRPCResponseHandler {
       // Unreachable: the call's marshaller lets only responses through.
       throw GRPCError(
         code: .internalError,
-        message: "The call delivered a \(Swift.type(of: message)) where \(Response.self) was expected"
+        message:
+          "The call delivered a \(Swift.type(of: message)) where \(Response.self) was expected"
       )
     }
     return response
@@ -119,7 +120,8 @@ final class AsyncCallBridge: GRPCResponseHandler {
   /// - Throws: The call's error, or `CANCELLED` when it closed without one before accepting
   ///   the message.
   func write(_ message: any Sendable) async throws {
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+    try await withCheckedThrowingContinuation {
+      (continuation: CheckedContinuation<Void, any Error>) in
       let closed: GRPCError? = self.state.withLock { state in
         if let closed = state.closed {
           if case .failure(let error) = closed { return error }
@@ -186,7 +188,12 @@ final class AsyncCallBridge: GRPCResponseHandler {
       // by then were not needed by the server.
       reader?.resume(returning: nil)
       for writer in writers {
-        writer.resume(throwing: GRPCError(code: .cancelled, message: "The call closed before the message was sent"))
+        writer.resume(
+          throwing: GRPCError(
+            code: .cancelled,
+            message: "The call closed before the message was sent"
+          )
+        )
       }
     }
   }

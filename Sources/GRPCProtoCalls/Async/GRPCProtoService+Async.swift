@@ -1,6 +1,6 @@
 public import GRPCCalls
-public import SwiftProtobuf
 internal import GRPCCore
+public import SwiftProtobuf
 
 /// async/await calls, over the same `GRPCCall2` (interceptors included).
 ///
@@ -61,7 +61,11 @@ extension GRPCProtoService {
   }
 
   /// A server-streaming call: one request; `body` reads the responses.
-  public func serverStreaming<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message, Result: Sendable>(
+  public func serverStreaming<
+    Request: SwiftProtobuf.Message,
+    Response: SwiftProtobuf.Message,
+    Result: Sendable
+  >(
     method: String,
     request: Request,
     responseType: Response.Type,
@@ -102,7 +106,10 @@ extension GRPCProtoService {
   }
 
   /// A client-streaming call that also returns the response headers and trailers.
-  public func clientStreamingResponse<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+  public func clientStreamingResponse<
+    Request: SwiftProtobuf.Message,
+    Response: SwiftProtobuf.Message
+  >(
     method: String,
     requestType: Request.Type,
     responseType: Response.Type,
@@ -110,7 +117,14 @@ extension GRPCProtoService {
     safety: GRPCCallSafety = .default,
     requests: (GRPCRequestWriter<Request>) async throws -> Void
   ) async throws -> GRPCResponse<Response> {
-    try await self.withAsyncCall(method, Request.self, Response.self, callOptions, safety, flowControl: true) {
+    try await self.withAsyncCall(
+      method,
+      Request.self,
+      Response.self,
+      callOptions,
+      safety,
+      flowControl: true
+    ) {
       (bridge: AsyncCallBridge, call) in
       try await requests(GRPCRequestWriter(bridge: bridge))
       call.finish()
@@ -136,7 +150,14 @@ extension GRPCProtoService {
     requests: @escaping @Sendable (GRPCRequestWriter<Request>) async throws -> Void,
     body: (GRPCResponseStream<Response>) async throws -> Result
   ) async throws -> Result {
-    try await self.withAsyncCall(method, Request.self, Response.self, callOptions, safety, flowControl: true) {
+    try await self.withAsyncCall(
+      method,
+      Request.self,
+      Response.self,
+      callOptions,
+      safety,
+      flowControl: true
+    ) {
       (bridge: AsyncCallBridge, call) in
       let writer = Task {
         try await requests(GRPCRequestWriter(bridge: bridge))
@@ -164,7 +185,11 @@ extension GRPCProtoService {
   ///   - flowControl: Whether responses are read on demand and writes wait for the transport.
   ///   - requests: All the requests, when they are known up front: they are written and the
   ///     request side half-closed before the start, so they leave with END_STREAM at once.
-  private func withAsyncCall<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message, Result>(
+  private func withAsyncCall<
+    Request: SwiftProtobuf.Message,
+    Response: SwiftProtobuf.Message,
+    Result
+  >(
     _ method: String,
     _ request: Request.Type,
     _ response: Response.Type,
@@ -177,7 +202,15 @@ extension GRPCProtoService {
     var options = callOptions ?? self.callOptions
     options.enableFlowControl = flowControl
     let bridge = AsyncCallBridge(flowControlled: flowControl)
-    let call = self.makeCall(method, Request.self, Response.self, bridge, options, safety, deliveringInline: true)
+    let call = self.makeCall(
+      method,
+      Request.self,
+      Response.self,
+      bridge,
+      options,
+      safety,
+      deliveringInline: true
+    )
     bridge.call = call
     if let requests {
       for request in requests {
@@ -206,7 +239,10 @@ extension GRPCProtoService {
     _ type: Response.Type
   ) async throws -> GRPCResponse<Response> {
     guard let response = try await bridge.next(as: Response.self) else {
-      throw GRPCError(code: .internalError, message: "The server closed the call without a response")
+      throw GRPCError(
+        code: .internalError,
+        message: "The server closed the call without a response"
+      )
     }
     let trailers = try await bridge.waitForClose()
     return GRPCResponse(metadata: bridge.headers ?? [:], message: response, trailers: trailers)

@@ -59,10 +59,14 @@ struct Bench: AsyncParsableCommand {
   @Option(help: "Calls for unary-latency and round trips for ping-pong (default 10,000).")
   var calls: Int?
 
-  @Option(help: "HTTP/2 window in bytes for memory-backpressure (default 1 MiB; 0 = the core's 8 MiB).")
+  @Option(
+    help: "HTTP/2 window in bytes for memory-backpressure (default 1 MiB; 0 = the core's 8 MiB)."
+  )
   var window: Int?
 
-  @Option(help: "Milliseconds the memory-backpressure reader spends on each 1 MiB message (default 10).")
+  @Option(
+    help: "Milliseconds the memory-backpressure reader spends on each 1 MiB message (default 10)."
+  )
   var readIntervalMs: Int?
 
   @Option(help: "Unary calls per face for leak, after warm-up (default 100,000; --quick: 2,000).")
@@ -128,7 +132,13 @@ struct Bench: AsyncParsableCommand {
     if scenarios.contains(.pingPong) {
       let floor = try TCPFloor.measure(roundTrips: settings.pingPongRoundTrips)
       for metric in BenchScenario.pingPong.metrics {
-        report.add("ping-pong", "tcp-loopback", "plain", metric, BenchScenario.pingPong.value(of: metric, in: floor))
+        report.add(
+          "ping-pong",
+          "tcp-loopback",
+          "plain",
+          metric,
+          BenchScenario.pingPong.value(of: metric, in: floor)
+        )
       }
     }
     // Before memory-backpressure: the memory that scenario frees stays in the allocator, and
@@ -166,7 +176,9 @@ struct Bench: AsyncParsableCommand {
         soak.duration = .seconds(seconds)
       }
       if let inFlight = self.soakInFlight {
-        guard inFlight > 0 else { throw ValidationError("--soak-in-flight takes a positive number") }
+        guard inFlight > 0 else {
+          throw ValidationError("--soak-in-flight takes a positive number")
+        }
         soak.inFlight = inFlight
       }
       try await SoakScenario.run(target: "\(host):\(port)", settings: soak, into: report)
@@ -174,7 +186,9 @@ struct Bench: AsyncParsableCommand {
     report.add("all", "bench-process", "plain", "peak_rss_mb", ResourceUsage.now().peakRSSMiB)
 
     Console.line(report.table())
-    Console.line("bench process peak RSS: \(String(format: "%.1f", ResourceUsage.now().peakRSSMiB)) MiB")
+    Console.line(
+      "bench process peak RSS: \(String(format: "%.1f", ResourceUsage.now().peakRSSMiB)) MiB"
+    )
     if let json = self.json {
       try report.writeJSON(to: json)
       Console.line("wrote \(report.records.count) records to \(json)")

@@ -1,7 +1,7 @@
 internal import Foundation
 
 /// One figure: the unit of `--json` output. The field names and meanings are a stable format
-/// that other tools read (see README, "Benchmarks").
+/// that other tools read (see the Benchmarks article of GRPCCalls).
 struct BenchRecord: Codable, Sendable {
   var scenario: String
   var client: String
@@ -19,9 +19,21 @@ final class BenchReport {
     "grpc-calls", "grpc-calls-async", "grpc-swift-2", "raw-transport", "grpcio", "tcp-loopback",
   ]
 
-  func add(_ scenario: String, _ client: String, _ variant: String, _ metric: String, _ value: Double) {
+  func add(
+    _ scenario: String,
+    _ client: String,
+    _ variant: String,
+    _ metric: String,
+    _ value: Double
+  ) {
     self.records.append(
-      BenchRecord(scenario: scenario, client: client, variant: variant, metric: metric, value: value)
+      BenchRecord(
+        scenario: scenario,
+        client: client,
+        variant: variant,
+        metric: metric,
+        value: value
+      )
     )
   }
 
@@ -37,7 +49,8 @@ final class BenchReport {
     // Process-wide figures (e.g. peak RSS) are printed on their own line, not in the table.
     for record in self.records where Self.columns.contains(record.client) {
       // grpcio has one variant ("plain"); show it on every Swift variant's row for the ratio.
-      let variants = record.client == "grpcio" || record.client == "tcp-loopback"
+      let variants =
+        record.client == "grpcio" || record.client == "tcp-loopback"
         ? self.variants(of: record.scenario, default: record.variant)
         : [record.variant]
       for variant in variants {
@@ -46,7 +59,9 @@ final class BenchReport {
         values[key, default: [:]][record.client] = record.value
       }
     }
-    let peers = Self.columns.dropFirst().filter { peer in self.records.contains { $0.client == peer } }
+    let peers = Self.columns.dropFirst().filter { peer in
+      self.records.contains { $0.client == peer }
+    }
     var header = ["scenario", "variant", "metric", Self.ours] + peers
     header += peers.map { "ours/\($0)" }
     var lines = [header]
@@ -85,7 +100,7 @@ final class BenchReport {
   }
 
   private static func align(_ lines: [[String]]) -> String {
-    let widths = (0..<(lines.first?.count ?? 0)).map { column in
+    let widths = (0 ..< (lines.first?.count ?? 0)).map { column in
       lines.map { $0[column].count }.max() ?? 0
     }
     return lines.map { line in

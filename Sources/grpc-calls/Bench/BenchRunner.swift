@@ -14,7 +14,8 @@ final class BenchRunner {
 
   /// Every variant a contestant can have, in the order they run.
   static let variantNames = [
-    "coalescing-on", "coalescing-off", "flow-control", "1-interceptor", "1-inline-interceptor", "metrics",
+    "coalescing-on", "coalescing-off", "flow-control", "1-interceptor", "1-inline-interceptor",
+    "metrics",
   ]
 
   private let contestants: [Contestant]
@@ -64,7 +65,12 @@ final class BenchRunner {
       }
       // The same interceptor running inline (`executesInline`): no hop to its own queue.
       add("1-inline-interceptor", only: [.pingPong, .unaryLatency]) {
-        CallsBenchClient(target: target, flushCoalescing: coalescing, passThroughInterceptors: 1, inline: true)
+        CallsBenchClient(
+          target: target,
+          flushCoalescing: coalescing,
+          passThroughInterceptors: 1,
+          inline: true
+        )
       }
       // The ready-made metrics interceptor recording into a Prometheus registry: what a
       // production app pays for per-call metrics.
@@ -74,7 +80,9 @@ final class BenchRunner {
           flushCoalescing: coalescing,
           interceptors: [
             GRPCMetricsInterceptorFactory(
-              factory: PrometheusMetricsFactory.openTelemetryNames(registry: PrometheusCollectorRegistry())
+              factory: PrometheusMetricsFactory.openTelemetryNames(
+                registry: PrometheusCollectorRegistry()
+              )
             )
           ]
         )
@@ -99,7 +107,7 @@ final class BenchRunner {
     var tallies = Array(repeating: Tally(), count: contestants.count)
     var grpcioTally = Tally()
     var progress = Progress(total: rounds * (contestants.count + (self.grpcio == nil ? 0 : 1)))
-    for round in 0..<rounds {
+    for round in 0 ..< rounds {
       for (index, contestant) in contestants.enumerated() {
         progress.step("\(scenario.rawValue) \(contestant.client.name) \(contestant.variant)")
         tallies[index].add(
@@ -114,7 +122,9 @@ final class BenchRunner {
       }
       if let grpcio = self.grpcio {
         progress.step("\(scenario.rawValue) grpcio")
-        grpcioTally.add(try await grpcio.run(scenario, slice: round, of: rounds, settings: self.settings))
+        grpcioTally.add(
+          try await grpcio.run(scenario, slice: round, of: rounds, settings: self.settings)
+        )
       }
     }
     for (index, contestant) in contestants.enumerated() {
@@ -130,7 +140,13 @@ final class BenchRunner {
     }
     if self.grpcio != nil {
       for metric in scenario.metrics {
-        report.add(scenario.rawValue, "grpcio", "plain", metric, scenario.value(of: metric, in: grpcioTally))
+        report.add(
+          scenario.rawValue,
+          "grpcio",
+          "plain",
+          metric,
+          scenario.value(of: metric, in: grpcioTally)
+        )
       }
     }
   }

@@ -23,7 +23,10 @@ enum BenchSlices {
         client: client
       )
     case .pingPong:
-      return try await self.pingPong(roundTrips: settings.pingPongRoundTrips / rounds, client: client)
+      return try await self.pingPong(
+        roundTrips: settings.pingPongRoundTrips / rounds,
+        client: client
+      )
     case .largeUnary:
       return try await self.largeUnary(
         calls: settings.largeUnaryCalls / rounds,
@@ -48,14 +51,14 @@ enum BenchSlices {
   static let oneByteUnary = BenchRequests.unary(requestBytes: 1, responseBytes: 1)
 
   static func warmUp(calls: Int, client: any BenchClient) async throws {
-    for _ in 0..<calls {
+    for _ in 0 ..< calls {
       _ = try? await client.unary(self.oneByteUnary)
     }
   }
 
   private static func unaryLatency(calls: Int, client: any BenchClient) async throws -> Tally {
     try await self.measured { tally in
-      for _ in 0..<calls {
+      for _ in 0 ..< calls {
         let start = ContinuousClock.now
         guard (try? await client.unary(self.oneByteUnary)) != nil else {
           tally.failures += 1
@@ -76,7 +79,7 @@ enum BenchSlices {
     let deadline = ContinuousClock.now + .seconds(seconds)
     return try await self.measured { tally in
       (tally.calls, tally.failures) = await withTaskGroup(of: (Int, Int).self) { group in
-        for _ in 0..<concurrency {
+        for _ in 0 ..< concurrency {
           group.addTask {
             var (calls, failures) = (0, 0)
             while ContinuousClock.now < deadline {
@@ -113,14 +116,20 @@ enum BenchSlices {
     return result
   }
 
-  private static func largeUnary(calls: Int, inFlight: Int, client: any BenchClient) async throws
+  private static func largeUnary(
+    calls: Int,
+    inFlight: Int,
+    client: any BenchClient
+  ) async throws
     -> Tally
   {
     let size = 1024 * 1024
     let request = BenchRequests.unary(requestBytes: size, responseBytes: size)
     return try await self.measured { tally in
       // Each call's bytes both ways; `nil` for a call that failed.
-      let call: @Sendable () async -> Int? = { (try? await client.unary(request)).map { $0 + request.count } }
+      let call: @Sendable () async -> Int? = {
+        (try? await client.unary(request)).map { $0 + request.count }
+      }
       (tally.bytes, tally.calls) = await withTaskGroup(of: Int?.self) { group in
         var started = 0
         var (bytes, done) = (0, 0)
@@ -144,7 +153,11 @@ enum BenchSlices {
     }
   }
 
-  private static func serverStreaming(size: Int, seconds: Double, client: any BenchClient)
+  private static func serverStreaming(
+    size: Int,
+    seconds: Double,
+    client: any BenchClient
+  )
     async throws -> Tally
   {
     let request = BenchRequests.stream(count: BenchRequests.streamCount(size: size), size: size)

@@ -42,11 +42,11 @@ enum LeakScenario {
     let calls = try LeakCalls(target: target)
     defer { calls.close() }
     for face in Face.allCases {
-      for _ in 0..<settings.warmupCalls {
+      for _ in 0 ..< settings.warmupCalls {
         try await calls.call(face)
       }
       let before = await self.settledResidentBytes()
-      for _ in 0..<settings.calls {
+      for _ in 0 ..< settings.calls {
         try await calls.call(face)
       }
       let after = await self.settledResidentBytes()
@@ -166,7 +166,8 @@ struct LeakCalls: Sendable {
     try await withCheckedThrowingContinuation {
       (continuation: CheckedContinuation<Void, any Error>) in
       let handler = GRPCUnaryResponseHandler<Grpc_Testing_SimpleResponse>(queue: self.queue) {
-        _, error in
+        _,
+        error in
         if let error {
           continuation.resume(throwing: error)
         } else {

@@ -32,7 +32,8 @@ enum MemoryBackpressure {
   }
 
   /// Peak resident memory growth during the stream, in MiB.
-  static func measure(target: String, flowControl: Bool, settings: Settings) async throws -> Double {
+  static func measure(target: String, flowControl: Bool, settings: Settings) async throws -> Double
+  {
     var options = GRPCCallOptions()
     options.transportType = .insecure
     options.enableFlowControl = flowControl
@@ -45,7 +46,8 @@ enum MemoryBackpressure {
     let box = CallHolder()
     let finished = AsyncStream.makeStream(of: GRPCError?.self)
     let interval = settings.readInterval
-    let handler = GRPCCallbackResponseHandler(queue: DispatchQueue(label: "bench.slow-reader")) { _ in
+    let handler = GRPCCallbackResponseHandler(queue: DispatchQueue(label: "bench.slow-reader")) {
+      _ in
       // The slow consumer: processing a message takes `interval`.
       Thread.sleep(forTimeInterval: BenchClock.seconds(interval))
       box.call?.receiveNextMessages(1)

@@ -23,7 +23,9 @@ struct Progress {
     let filled = width * self.done / self.total
     let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
     let line = "\r\(bar) \(100 * self.done / self.total)%  \(label)"
-    FileHandle.standardError.write(Data((line.padding(toLength: 100, withPad: " ", startingAt: 0)).utf8))
+    FileHandle.standardError.write(
+      Data((line.padding(toLength: 100, withPad: " ", startingAt: 0)).utf8)
+    )
     if self.done == self.total {
       FileHandle.standardError.write(Data("\r\(String(repeating: " ", count: 100))\r".utf8))
     }

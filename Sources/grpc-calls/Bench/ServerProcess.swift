@@ -1,4 +1,5 @@
 internal import Foundation
+
 #if canImport(Glibc)
 internal import Glibc
 #endif
@@ -17,7 +18,8 @@ final class ServerProcess {
     let output = Pipe()
     self.process.executableURL = Self.ownExecutable()
     self.process.arguments =
-      ["serve", "--host", "127.0.0.1", "--port", "\(port)"] + (compression ? [] : ["--no-compression"])
+      ["serve", "--host", "127.0.0.1", "--port", "\(port)"]
+      + (compression ? [] : ["--no-compression"])
     self.process.standardOutput = output
     try self.process.run()
 

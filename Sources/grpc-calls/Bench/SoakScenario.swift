@@ -42,12 +42,20 @@ enum SoakScenario {
       String(
         format: "soak: %d calls in %.0f s (%d failed), %d in flight; RSS %.1f MiB after warm-up, "
           + "%+.2f MiB at the end (largest %+.2f), slope %+.3f MiB/min",
-        result.calls, seconds, result.failures, settings.inFlight, result.startMiB, result.growthMiB,
-        result.maxGrowthMiB, result.slopeMiBPerMinute
+        result.calls,
+        seconds,
+        result.failures,
+        settings.inFlight,
+        result.startMiB,
+        result.growthMiB,
+        result.maxGrowthMiB,
+        result.slopeMiBPerMinute
       )
     )
     if let failure = result.firstFailure {
-      throw BenchFailure(description: "soak: \(result.failures) calls failed; the first: \(failure)")
+      throw BenchFailure(
+        description: "soak: \(result.failures) calls failed; the first: \(failure)"
+      )
     }
   }
 
@@ -71,7 +79,7 @@ enum SoakScenario {
       return readings
     }
     await withTaskGroup(of: Void.self) { group in
-      for caller in 0..<settings.inFlight {
+      for caller in 0 ..< settings.inFlight {
         group.addTask {
           // Each caller starts on a different face, so every face is in flight at once.
           var index = caller

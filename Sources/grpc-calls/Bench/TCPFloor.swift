@@ -48,7 +48,7 @@ enum TCPFloor {
     var byte: UInt8 = 1
     let usage = ResourceUsage.now()
     let start = ContinuousClock.now
-    for _ in 0..<roundTrips {
+    for _ in 0 ..< roundTrips {
       let lap = ContinuousClock.now
       guard send(client, &byte, 1, 0) == 1, recv(client, &byte, 1, 0) == 1 else {
         throw BenchFailure(description: "loopback TCP ping-pong failed: errno \(errno)")

@@ -3,7 +3,10 @@ internal import Histogram
 /// What one client accumulates over the slices of a scenario.
 struct Tally: Sendable {
   /// Latencies in microseconds (calls or round trips).
-  var latencies = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+  var latencies = Histogram<UInt64>(
+    highestTrackableValue: 60_000_000,
+    numberOfSignificantValueDigits: .three
+  )
   var calls = 0
   /// Calls (or streams) that failed; left out of every other figure.
   var failures = 0
@@ -64,4 +67,3 @@ func microseconds(since start: ContinuousClock.Instant) -> UInt64 {
   return UInt64(elapsed.components.seconds) * 1_000_000
     + UInt64(elapsed.components.attoseconds / 1_000_000_000_000)
 }
-

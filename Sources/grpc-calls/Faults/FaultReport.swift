@@ -19,7 +19,12 @@ struct FaultReport: Sendable {
   /// The distinct messages of the failed calls.
   let messages: [String]
 
-  init(scenario: String, records: [ProbeLoad.Record], injected: ContinuousClock.Instant, removed: ContinuousClock.Instant) {
+  init(
+    scenario: String,
+    records: [ProbeLoad.Record],
+    injected: ContinuousClock.Instant,
+    removed: ContinuousClock.Instant
+  ) {
     self.scenario = scenario
     let failures = records.filter { $0.end != nil && $0.code != nil }
     self.failed = failures.count
@@ -30,7 +35,8 @@ struct FaultReport: Sendable {
     self.detected = failures.compactMap(\.end).filter { $0 >= injected }.min().map { $0 - injected }
     self.recovered = records.filter { $0.start >= removed && $0.end != nil && $0.code == nil }
       .compactMap(\.end).min().map { $0 - removed }
-    self.lost = failures.count { $0.start >= removed } + records.count { $0.end == nil || $0.closes > 1 }
+    self.lost =
+      failures.count { $0.start >= removed } + records.count { $0.end == nil || $0.closes > 1 }
     var seen = Set<String>()
     self.messages = failures.compactMap(\.message).filter { seen.insert($0).inserted }
   }
@@ -48,13 +54,18 @@ struct FaultReport: Sendable {
 
   static func format(_ duration: Duration?) -> String {
     guard let duration else { return "—" }
-    let milliseconds = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
-    return milliseconds < 1000 ? "\(Int(milliseconds.rounded())) ms" : String(format: "%.1f s", milliseconds / 1000)
+    let milliseconds =
+      Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+    return milliseconds < 1000
+      ? "\(Int(milliseconds.rounded())) ms" : String(format: "%.1f s", milliseconds / 1000)
   }
 
   /// The table, in Markdown.
   static func table(_ reports: [FaultReport]) -> [String] {
-    ["| fault | what the client did | time to detect | time to recover | calls lost |", "|---|---|---|---|---|"]
+    [
+      "| fault | what the client did | time to detect | time to recover | calls lost |",
+      "|---|---|---|---|---|",
+    ]
       + reports.map {
         "| \($0.scenario) | \($0.behaviour) | \(Self.format($0.detected)) | \(Self.format($0.recovered)) | \($0.lost) |"
       }

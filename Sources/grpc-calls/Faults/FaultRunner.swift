@@ -15,18 +15,26 @@ struct FaultRunner {
   let inFlight: Int
 
   func run() async throws -> FaultReport {
-    let environment = try await FaultEnvironment.start(childProcess: self.scenario.serverInChildProcess)
+    let environment = try await FaultEnvironment.start(
+      childProcess: self.scenario.serverInChildProcess
+    )
     let pool = GRPCChannelPool()
     var options = GRPCCallOptions()
     options.transportType = .insecure
     options.waitForReady = true
     options.timeout = 10
     self.scenario.configure(&options)
-    let client = InteropClient(target: "127.0.0.1:\(environment.proxy.port)", callOptions: options, channelPool: pool)
+    let client = InteropClient(
+      target: "127.0.0.1:\(environment.proxy.port)",
+      callOptions: options,
+      channelPool: pool
+    )
     let load = ProbeLoad(client: client)
     let running = Task { await load.run(inFlight: self.inFlight) }
 
-    _ = await eventually(upTo: 60) { load.records.count { $0.end != nil && $0.code == nil } >= 20 ? true : nil }
+    _ = await eventually(upTo: 60) {
+      load.records.count { $0.end != nil && $0.code == nil } >= 20 ? true : nil
+    }
     let injected = ContinuousClock.now
     try await self.scenario.inject(environment)
     try await Task.sleep(for: self.scenario.duration)
@@ -45,6 +53,11 @@ struct FaultRunner {
     }
     pool.disconnectAll()
     await environment.stop()
-    return FaultReport(scenario: self.scenario.name, records: load.records, injected: injected, removed: removed)
+    return FaultReport(
+      scenario: self.scenario.name,
+      records: load.records,
+      injected: injected,
+      removed: removed
+    )
   }
 }

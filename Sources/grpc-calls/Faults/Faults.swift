@@ -4,10 +4,11 @@ internal import Foundation
 /// `grpc-calls faults`: injects network and server faults under a steady load of calls against
 /// the interop server, and prints, for each, what the client did, how soon a call noticed, how
 /// soon calls succeeded again once the fault was gone, and how many calls were lost beyond
-/// those the fault itself failed (README, "Reliability").
+/// those the fault itself failed (the Reliability article of GRPCCalls).
 struct Faults: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Inject network and server faults under load; print what the client did, time to detect and recover, calls lost."
+    abstract:
+      "Inject network and server faults under load; print what the client did, time to detect and recover, calls lost."
   )
 
   @Option(help: "Calls in flight during each scenario.")

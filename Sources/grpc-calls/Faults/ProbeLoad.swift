@@ -29,7 +29,7 @@ final class ProbeLoad: Sendable {
   /// after the stop (calls still open then are reported as never closed).
   func run(inFlight: Int) async {
     await withTaskGroup(of: Void.self) { group in
-      for _ in 0..<inFlight {
+      for _ in 0 ..< inFlight {
         group.addTask { await self.callUntilStopped() }
       }
     }
@@ -40,7 +40,8 @@ final class ProbeLoad: Sendable {
   }
 
   private func callUntilStopped() async {
-    let request = (try? Grpc_Testing_SimpleRequest.with { $0.responseSize = 64 }.serializedData()) ?? Data()
+    let request =
+      (try? Grpc_Testing_SimpleRequest.with { $0.responseSize = 64 }.serializedData()) ?? Data()
     while !self.state.withLock({ $0.stopped }) {
       let index = self.state.withLock { state in
         state.records.append(Record(start: .now))
@@ -60,7 +61,9 @@ final class ProbeLoad: Sendable {
         closed.continuation.yield()
         closed.continuation.finish()
       })
-      guard let (call, _) = try? self.client.makeCall("UnaryCall", recorder: recorder) else { return }
+      guard let (call, _) = try? self.client.makeCall("UnaryCall", recorder: recorder) else {
+        return
+      }
       call.start()
       call.writeData(request)
       call.finish()

@@ -53,7 +53,9 @@ struct ListServices: AsyncParsableCommand {
       do {
         files = try await client.fileDescriptors(containingSymbol: GRPCProtoText.bare(service))
       } catch let error as GRPCError where error.code == .notFound {
-        throw ReflectionFailure("\(self.server.target) knows no service \(service) (NOT_FOUND: \(error.message))")
+        throw ReflectionFailure(
+          "\(self.server.target) knows no service \(service) (NOT_FOUND: \(error.message))"
+        )
       }
       guard let methods = GRPCProtoText(files: files).methods(of: service) else {
         throw ReflectionFailure("\(service) is not a service of \(self.server.target)")
@@ -68,7 +70,8 @@ struct ListServices: AsyncParsableCommand {
 /// `grpc-calls describe TARGET SYMBOL`, as `grpcurl describe`.
 struct Describe: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Print the definition of a service, method, message or enum, through server reflection."
+    abstract:
+      "Print the definition of a service, method, message or enum, through server reflection."
   )
 
   @OptionGroup var server: ReflectionTarget
@@ -77,7 +80,10 @@ struct Describe: AsyncParsableCommand {
   var symbol: String
 
   func run() async throws {
-    let files = try await self.files(defining: GRPCProtoText.bare(self.symbol), client: self.server.client())
+    let files = try await self.files(
+      defining: GRPCProtoText.bare(self.symbol),
+      client: self.server.client()
+    )
     guard let text = GRPCProtoText(files: files).describe(self.symbol) else {
       throw ReflectionFailure("the server's files do not define \(self.symbol)")
     }
@@ -98,7 +104,9 @@ struct Describe: AsyncParsableCommand {
       {
         return files
       }
-      throw ReflectionFailure("\(self.server.target) knows no symbol \(symbol) (NOT_FOUND: \(error.message))")
+      throw ReflectionFailure(
+        "\(self.server.target) knows no symbol \(symbol) (NOT_FOUND: \(error.message))"
+      )
     }
   }
 }

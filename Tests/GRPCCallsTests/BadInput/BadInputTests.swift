@@ -9,7 +9,9 @@ import Testing
 /// and a message that names the problem.
 @Suite("Bad input")
 struct BadInputTests {
-  @Test("a path without a leading slash is refused when the request options are made, word for word")
+  @Test(
+    "a path without a leading slash is refused when the request options are made, word for word"
+  )
   func pathWithoutSlash() {
     let error = #expect(throws: GRPCError.self) {
       try GRPCRequestOptions(host: "127.0.0.1:1", path: "grpc.testing.TestService/EmptyCall")
@@ -22,7 +24,10 @@ struct BadInputTests {
   }
 
   static let badHosts: [(host: String, message: String)] = [
-    ("127.0.0.1:70000", "Invalid host '127.0.0.1:70000': port 70000 is out of range: ports are 0 to 65535"),
+    (
+      "127.0.0.1:70000",
+      "Invalid host '127.0.0.1:70000': port 70000 is out of range: ports are 0 to 65535"
+    ),
     ("127.0.0.1:-1", "Invalid host '127.0.0.1:-1': port -1 is out of range: ports are 0 to 65535"),
     ("127.0.0.1:", "Invalid host '127.0.0.1:': '' is not a port number"),
     ("[::1", "Invalid host '[::1': unterminated '['"),
@@ -43,11 +48,17 @@ struct BadInputTests {
     ),
   ]
 
-  @Test("malformed hosts and ports out of range fail the call with INVALID_ARGUMENT naming the host, word for word", arguments: Self.badHosts)
+  @Test(
+    "malformed hosts and ports out of range fail the call with INVALID_ARGUMENT naming the host, word for word",
+    arguments: Self.badHosts
+  )
   func badHost(host: String, message: String) async throws {
     let recorder = CallRecorder()
     let call = GRPCCall2(
-      requestOptions: try GRPCRequestOptions(host: host, path: "/grpc.testing.TestService/EmptyCall"),
+      requestOptions: try GRPCRequestOptions(
+        host: host,
+        path: "/grpc.testing.TestService/EmptyCall"
+      ),
       responseHandler: recorder,
       channelPool: GRPCChannelPool()
     )
@@ -58,19 +69,28 @@ struct BadInputTests {
     #expect(error.message == message, "\(host): \(error.message)")
   }
 
-  @Test("an invalid PEM root fails the call with INVALID_ARGUMENT naming pemRootCertificates, word for word")
+  @Test(
+    "an invalid PEM root fails the call with INVALID_ARGUMENT naming pemRootCertificates, word for word"
+  )
   func invalidRootPEM() async throws {
     let certificates = try TLSTests.certificates.get()
     try await withTestServer(tls: certificates.serverTLS()) { server in
-      var options = TLSTests.options(roots: "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n")
+      var options = TLSTests.options(
+        roots: "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n"
+      )
       options.timeout = 30
-      let close = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options).close
+      let close = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options)
+        .close
       #expect(close.error?.code == .invalidArgument, "\(String(describing: close.error))")
-      #expect(close.error?.message == "pemRootCertificates holds no valid PEM certificate: check the text")
+      #expect(
+        close.error?.message == "pemRootCertificates holds no valid PEM certificate: check the text"
+      )
     }
   }
 
-  @Test("a client key that does not match its certificate fails the call with INVALID_ARGUMENT saying so, word for word")
+  @Test(
+    "a client key that does not match its certificate fails the call with INVALID_ARGUMENT saying so, word for word"
+  )
   func mismatchedClientKey() async throws {
     let certificates = try TLSTests.certificates.get()
     let other = try TestCertificates()
@@ -79,7 +99,8 @@ struct BadInputTests {
       options.timeout = 30
       options.pemCertificateChain = certificates.client.certificatePEM
       options.pemPrivateKey = other.client.privateKeyPEM
-      let close = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options).close
+      let close = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options)
+        .close
       #expect(close.error?.code == .invalidArgument, "\(String(describing: close.error))")
       #expect(
         close.error?.message
@@ -87,18 +108,25 @@ struct BadInputTests {
       )
       // A key that is not a key at all is named as such.
       options.pemPrivateKey = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"
-      let garbled = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options).close
-      #expect(garbled.error?.message == "pemPrivateKey is not a valid PEM private key (PKCS#8, RSA or EC): check the text")
+      let garbled = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options)
+        .close
+      #expect(
+        garbled.error?.message
+          == "pemPrivateKey is not a valid PEM private key (PKCS#8, RSA or EC): check the text"
+      )
     }
   }
 
-  @Test("headers over the server's limit: the reset's error says how large the metadata was, word for word")
+  @Test(
+    "headers over the server's limit: the reset's error says how large the metadata was, word for word"
+  )
   func headersOverLimit() async throws {
     try await withTestServer { server in
       var options = server.options
       options.timeout = 30
       options.initialMetadata.addString(String(repeating: "x", count: 64 * 1024), forKey: "x-big")
-      let close = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options).close
+      let close = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options)
+        .close
       #expect(close.error?.code == .unavailable, "\(String(describing: close.error))")
       #expect(
         close.error?.message
@@ -108,7 +136,9 @@ struct BadInputTests {
     }
   }
 
-  @Test("a request over the server's size limit, which the server resets with CANCEL: CANCELLED, saying the server reset the stream")
+  @Test(
+    "a request over the server's size limit, which the server resets with CANCEL: CANCELLED, saying the server reset the stream"
+  )
   func requestOverServerLimit() async throws {
     try await withTestServer { server in
       var request = Grpc_Testing_SimpleRequest()
@@ -119,7 +149,10 @@ struct BadInputTests {
       // gRPC's HTTP/2 error table maps CANCEL to CANCELLED (the core reports UNAVAILABLE, which
       // invites a retry of a request that can never fit).
       #expect(close.error?.code == .cancelled, "\(String(describing: close.error))")
-      #expect(close.error?.message == "The server reset the stream (RST_STREAM CANCEL, 0x8) before sending a status")
+      #expect(
+        close.error?.message
+          == "The server reset the stream (RST_STREAM CANCEL, 0x8) before sending a status"
+      )
     }
   }
 }

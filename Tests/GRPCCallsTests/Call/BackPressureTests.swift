@@ -12,7 +12,7 @@ struct BackPressureTests {
   static let messages = 2000
   static let window = 1 << 20
 
-  /// The documented bounds (README, "Flow control"; `GRPCCallOptions.http2TargetWindowSize`).
+  /// The documented bounds (the Flow control article; `GRPCCallOptions.http2TargetWindowSize`).
   static let clientGrowth = FlowControlBounds.clientGrowth
   /// The client process's growth that is not stream data: its connection, allocator slack.
   static let memorySlack = 16 << 20
@@ -22,7 +22,7 @@ struct BackPressureTests {
   @Test("a server streaming to a reader with no demand is held back; then every message arrives")
   func serverIsHeldBack() async throws {
     // Uncompressed: the bounds are in bytes on the wire, and zero-filled payloads compressed
-    // ~1000:1 would let the whole stream through a 1 MiB window (README, "Flow control").
+    // ~1000:1 would let the whole stream through a 1 MiB window (the Flow control article).
     try await withTestServer(compression: false) { server in
       // Through a proxy that counts what the server puts on the wire: that is what flow control
       // holds back. How far the server's writer gets ahead of the wire is up to grpc-swift and
@@ -40,12 +40,19 @@ struct BackPressureTests {
       let written = server.recorder.streamedResponses
       client.send("measure")
       let held = try await client.line(startingWith: "held")
-      #expect(sent <= FlowControlBounds.wireLead(window: Self.window), "the server sent \(sent >> 10) KiB ahead")
+      #expect(
+        sent <= FlowControlBounds.wireLead(window: Self.window),
+        "the server sent \(sent >> 10) KiB ahead"
+      )
       let grown = try #require(held.field("rss-growth"))
-      #expect(grown <= Self.clientGrowth + Self.memorySlack, "the client grew by \(grown >> 20) MiB")
+      #expect(
+        grown <= Self.clientGrowth + Self.memorySlack,
+        "the client grew by \(grown >> 20) MiB"
+      )
 
       client.send("go")
-      let done = try await client.line(startingWith: "done", upTo: 300)  // 128 MiB through the proxy
+      // 128 MiB through the proxy.
+      let done = try await client.line(startingWith: "done", upTo: 300)
       // A non-zero exit after "done" quotes what the tool wrote (a sanitizer report, an
       // assertion): under ThreadSanitizer in CI on 2026-11-26 it exited non-zero after a clean
       // "done", and the output was not kept.
@@ -54,7 +61,9 @@ struct BackPressureTests {
       #expect(done.field("intact") == Self.messages, "\(done)")
       #expect(done.hasSuffix("error=none"), "\(done)")
       #expect(server.recorder.streamedResponses == Self.messages)
-      print("back-pressure: the server sent \(sent >> 10) KiB ahead (its writer had written \(written) messages); the client grew by \(grown >> 20) MiB")
+      print(
+        "back-pressure: the server sent \(sent >> 10) KiB ahead (its writer had written \(written) messages); the client grew by \(grown >> 20) MiB"
+      )
     }
   }
 
@@ -65,7 +74,7 @@ struct BackPressureTests {
   /// Records the upstream assertion, which ended the tool, as a known issue.
   ///
   /// The cancels reset 1,000 streams at once. In a debug build that can trip an assertion in
-  /// grpc-swift-nio-transport's stream bookkeeping, which ends the tool (README, "Reliability"):
+  /// grpc-swift-nio-transport's stream bookkeeping, which ends the tool (the Reliability article):
   /// 2 of 23 full runs on 2026-11-26, and once in a trial that spread the streams over 8
   /// connections (so it is not the server's reset limit). It may also end the tool after every
   /// call has closed, while the streams are torn down: one run that day exited non-zero after
@@ -81,10 +90,12 @@ struct BackPressureTests {
   /// 1,000 streams on one channel (64 KiB windows, 1 MiB asked of each: 1 GiB), none given
   /// demand. Each stream may hold what the transport reads ahead, about two windows, and one
   /// undelivered message in grpc-calls; each call costs about 40 KiB besides (measured): the
-  /// client's growth is bound by streams × (2 windows + 1 message + 48 KiB) + 32 MiB (README,
-  /// "Flow control"). The calls are then cancelled, not read (reading 1 GiB in a debug build
+  /// client's growth is bound by streams × (2 windows + 1 message + 48 KiB) + 32 MiB (the Flow
+  /// control article). The calls are then cancelled, not read (reading 1 GiB in a debug build
   /// takes minutes; the test above reads its stream to the end).
-  @Test("1,000 flow-controlled server streams held on one channel: client memory within the bound; each cancelled call closes once")
+  @Test(
+    "1,000 flow-controlled server streams held on one channel: client memory within the bound; each cancelled call closes once"
+  )
   func manyStreamsHeld() async throws {
     let streams = 1000
     let messages = 16
@@ -95,23 +106,36 @@ struct BackPressureTests {
       defer { proxy.close() }
       let client = try ToolProcess([
         "hold-stream", "--target", "127.0.0.1:\(proxy.port)", "--streams", "\(streams)",
-        "--messages", "\(messages)", "--size", "\(size)", "--window", "\(window)", "--hold", "1", "--cancel",
+        "--messages", "\(messages)", "--size", "\(size)", "--window", "\(window)", "--hold", "1",
+        "--cancel",
       ])
       _ = try await client.line(startingWith: "holding", upTo: 300)
-      let sent = try #require(await steadyValue(upTo: 300) { proxy.serverBytes }, "the server kept sending")
+      let sent = try #require(
+        await steadyValue(upTo: 300) { proxy.serverBytes },
+        "the server kept sending"
+      )
       let written = server.recorder.streamedResponses
-      #expect(sent <= streams * FlowControlBounds.wireLead(window: window), "the server sent \(sent >> 20) MiB of \((streams * messages * size) >> 20) MiB")
+      #expect(
+        sent <= streams * FlowControlBounds.wireLead(window: window),
+        "the server sent \(sent >> 20) MiB of \((streams * messages * size) >> 20) MiB"
+      )
       client.send("measure")
       let held = try await client.line(startingWith: "held")
       let grown = try #require(held.field("rss-growth"))
-      let bound = FlowControlBounds.manyStreamsClientGrowth(streams: streams, window: window, messageSize: size)
+      let bound = FlowControlBounds.manyStreamsClientGrowth(
+        streams: streams,
+        window: window,
+        messageSize: size
+      )
       #expect(grown <= bound, "the client grew by \(grown >> 20) MiB (bound \(bound >> 20) MiB)")
 
       client.send("cancel")
       let done: String
       do {
         done = try await client.line(startingWith: "done", upTo: 300)
-      } catch let failure as ToolFailure where failure.description.contains(Self.upstreamStreamCloseAssertion) {
+      } catch let failure as ToolFailure
+        where failure.description.contains(Self.upstreamStreamCloseAssertion)
+      {
         Self.recordUpstreamAssertion(failure.description)
         return
       }
@@ -123,7 +147,9 @@ struct BackPressureTests {
         return
       }
       #expect(status == 0, "\(done); output: \(client.outputText)")
-      print("back-pressure, \(streams) streams: the server sent \(sent >> 20) MiB of \((streams * messages * size) >> 20) MiB (its writers had written \(written) of \(streams * messages) messages); the client grew by \(grown >> 20) MiB (bound \(bound >> 20) MiB)")
+      print(
+        "back-pressure, \(streams) streams: the server sent \(sent >> 20) MiB of \((streams * messages * size) >> 20) MiB (its writers had written \(written) of \(streams * messages) messages); the client grew by \(grown >> 20) MiB (bound \(bound >> 20) MiB)"
+      )
     }
   }
 }

@@ -20,7 +20,9 @@ struct CallbackResponseHandlerTests {
         seen.withLock { $0.headers += 1 }
       }
       var request = Grpc_Testing_StreamingOutputCallRequest()
-      request.responseParameters = [InteropRequests.parameters(size: 3), InteropRequests.parameters(size: 4)]
+      request.responseParameters = [
+        InteropRequests.parameters(size: 3), InteropRequests.parameters(size: 4),
+      ]
       let call = GRPCCall2(
         requestOptions: try GRPCRequestOptions(
           host: server.server.target,

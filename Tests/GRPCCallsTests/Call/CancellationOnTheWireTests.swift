@@ -23,7 +23,11 @@ struct CancellationOnTheWireTests {
       defer { proxy.close() }
       let probe = CancellationProbe(trigger: trigger, method: method)
       let recorder = server.recorder
-      let error = try await probe.run(target: "127.0.0.1:\(proxy.port)", options: server.options, pool: server.pool) {
+      let error = try await probe.run(
+        target: "127.0.0.1:\(proxy.port)",
+        options: server.options,
+        pool: server.pool
+      ) {
         // The handler is reading the request stream: the cancel can only end it one way.
         _ = await eventually { recorder.readRequest(testID: probe.testID) ? true : nil }
       }
@@ -31,7 +35,8 @@ struct CancellationOnTheWireTests {
       // a busy machine before the handler read anything: then only the wire is checked.
       let read = recorder.readRequest(testID: probe.testID)
       #expect(read || trigger == .deadline, "the server's handler never read the request")
-      let end = read ? await eventually { recorder.requestStreamEnd(testID: probe.testID) } : "cancelled"
+      let end =
+        read ? await eventually { recorder.requestStreamEnd(testID: probe.testID) } : "cancelled"
       let problems = probe.problems(error: error, frames: proxy.clientFrames, serverOutcome: end)
       #expect(problems.isEmpty, "\(problems.joined(separator: "; "))")
     }

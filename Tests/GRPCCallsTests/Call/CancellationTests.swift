@@ -66,7 +66,9 @@ struct CancellationTests {
     }
   }
 
-  @Test("1,000 open calls cancelled one after another: the server closes the connection every 200 resets; each call closes once; the channel carries on")
+  @Test(
+    "1,000 open calls cancelled one after another: the server closes the connection every 200 resets; each call closes once; the channel carries on"
+  )
   func manyResets() async throws {
     try await withTestServer { server in
       // Each call's stream is open (its first response arrived) when it is cancelled, so each
@@ -75,7 +77,7 @@ struct CancellationTests {
       let calls = 1000
       var lost = 0
       var wrong: [String] = []
-      for index in 0..<calls {
+      for index in 0 ..< calls {
         let (call, recorder) = try server.call("FullDuplexCall")
         call.start()
         call.writeData(try InteropRequests.stream(count: 1, size: 1).bytes)
@@ -90,7 +92,9 @@ struct CancellationTests {
         case let error?
         where error.code == .unavailable
           && (error.message == "Stream unexpectedly closed."
-            || error.message.hasPrefix("The server did not process the call: it closed the connection (GOAWAY ENHANCE_YOUR_CALM")
+            || error.message.hasPrefix(
+              "The server did not process the call: it closed the connection (GOAWAY ENHANCE_YOUR_CALM"
+            )
             || error.message.hasPrefix("The server reset the stream (RST_STREAM REFUSED STREAM")):
           // A streaming call's requests cannot be sent again: one the server did not process
           // fails, saying so.
@@ -105,11 +109,16 @@ struct CancellationTests {
       #expect(wrong.isEmpty, "\(wrong.prefix(5))")
       let closedConnections = server.recorder.acceptedConnections - 1
       #expect(closedConnections > 0, "the server never closed a connection: the premise changed")
-      // A call that raced the server's close can fail (README, "Reliability"): one per close.
-      #expect(lost <= closedConnections, "\(lost) calls lost their connection; the server closed \(closedConnections)")
+      // A call that raced the server's close can fail (the Reliability article): one per close.
+      #expect(
+        lost <= closedConnections,
+        "\(lost) calls lost their connection; the server closed \(closedConnections)"
+      )
       let next = try await server.complete("EmptyCall", Grpc_Testing_Empty())
       #expect(next.close.error == nil, "\(String(describing: next.close.error))")
-      print("\(calls) resets: the server closed \(closedConnections) connections; \(lost) calls raced a close")
+      print(
+        "\(calls) resets: the server closed \(closedConnections) connections; \(lost) calls raced a close"
+      )
     }
   }
 
@@ -159,7 +168,9 @@ struct CancellationTests {
       let gate = DemandGate()
       var options = server.options
       options.enableFlowControl = true
-      options.interceptorFactories = [GRPCClosureInterceptorFactory { HeldDemandInterceptor(manager: $0, gate: gate) }]
+      options.interceptorFactories = [
+        GRPCClosureInterceptorFactory { HeldDemandInterceptor(manager: $0, gate: gate) }
+      ]
       let (call, recorder) = try server.call("StreamingOutputCall", options: options)
       let request = InteropRequests.longStream()
       call.start()

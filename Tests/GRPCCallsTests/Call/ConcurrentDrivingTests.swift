@@ -15,10 +15,11 @@ struct ConcurrentDrivingTests {
   static let writesPerThread = 3
   /// 10,000; `GRPC_CALLS_DRIVING_CALLS` lowers it where each call is slow to run, as under
   /// ThreadSanitizer (scripts/test-sanitized.sh runs 1,000).
-  static let total = ProcessInfo.processInfo.environment["GRPC_CALLS_DRIVING_CALLS"].flatMap { Int($0) } ?? 10_000
+  static let total =
+    ProcessInfo.processInfo.environment["GRPC_CALLS_DRIVING_CALLS"].flatMap { Int($0) } ?? 10_000
   /// A quarter of the calls cancel, most after their stream opened, which resets it. The
   /// server closes a connection that reset 200 streams within 30 s (swift-nio-http2's
-  /// rapid-reset protection; README, "Reliability"), failing the calls in flight on it; and a
+  /// rapid-reset protection; the Reliability article), failing the calls in flight on it; and a
   /// close with streams in flight can trip a debug assertion in grpc-swift-nio-transport
   /// ("Can't close stream N, it wasn't open"), which ends the test process. So each channel
   /// carries 512 calls, 128 resets at most; `CancellationTests.manyResets` shows a channel
@@ -86,7 +87,7 @@ struct ConcurrentDrivingTests {
       }
       if thread == 0 { call.start() }
       if thread == 1 { call.receiveNextMessages(1_000) }
-      for index in 0..<Self.writesPerThread {
+      for index in 0 ..< Self.writesPerThread {
         call.writeData(Self.request(thread: thread, index: index))
       }
       if thread == 2 { call.finish() }
@@ -111,14 +112,15 @@ struct ConcurrentDrivingTests {
     // which thread wrote it and in which place.
     var seen = Array(repeating: [Int](), count: Self.writers)
     for message in recorder.messages {
-      guard let response = try? Grpc_Testing_StreamingOutputCallResponse(serializedBytes: message) else {
+      guard let response = try? Grpc_Testing_StreamingOutputCallResponse(serializedBytes: message)
+      else {
         outcome.failures.append("an unreadable response")
         continue
       }
       let code = response.payload.body.count - 1
       seen[code / 100].append(code % 100)
     }
-    for (thread, indices) in seen.enumerated() where indices != Array(0..<indices.count) {
+    for (thread, indices) in seen.enumerated() where indices != Array(0 ..< indices.count) {
       outcome.failures.append("thread \(thread)'s writes arrived as \(indices)")
     }
     if close.error == nil, seen.map(\.count).reduce(0, +) < Self.writesPerThread {

@@ -9,7 +9,9 @@ import Testing
 /// Responses that arrive together reach the handler in one hop to its queue.
 @Suite("Delivery hops")
 struct DeliveryHopTests {
-  @Test("a unary call's headers, message and close, arriving together, take one block on the handler's queue")
+  @Test(
+    "a unary call's headers, message and close, arriving together, take one block on the handler's queue"
+  )
   func unaryTakesOneHop() async throws {
     try await withTestServer { server in
       let queue = DispatchQueue(label: "counted-handler-queue")

@@ -108,7 +108,9 @@ struct ErrorTests {
     }
   }
 
-  @Test("GRPCError bridges to NSError as gRPC Objective-C's errors: domain, code, and what userInfo holds")
+  @Test(
+    "GRPCError bridges to NSError as gRPC Objective-C's errors: domain, code, and what userInfo holds"
+  )
   func nsErrorBridge() throws {
     var headers = Metadata()
     headers.addString("first", forKey: "x-echo")
@@ -135,7 +137,8 @@ struct ErrorTests {
 
     // No message: no localized description of ours; no metadata: no keys for it; the cause
     // describes the failure when there is no debug message.
-    let bare = GRPCError(code: .internalError, message: "", cause: CocoaError(.fileNoSuchFile)) as NSError
+    let bare =
+      GRPCError(code: .internalError, message: "", cause: CocoaError(.fileNoSuchFile)) as NSError
     #expect(bare.userInfo[NSLocalizedDescriptionKey] == nil)
     #expect(bare.userInfo["io.grpc.HeadersKey"] == nil)
     #expect(bare.userInfo["io.grpc.TrailersKey"] == nil)

@@ -37,7 +37,7 @@ struct FlowControlTests {
           options: self.options(server, flowControl: flowControl)
         )
         call.start()
-        for round in 1...4 {
+        for round in 1 ... 4 {
           call.receiveNextMessages(1)
           var request = Grpc_Testing_StreamingOutputCallRequest()
           request.responseParameters = [InteropRequests.parameters(size: 10)]

@@ -189,7 +189,9 @@ struct GRPCCall2StateMachineTests {
     _ = machine.receive(.close(trailers: [:], error: nil))
     let scheduled10 = machine.receive(.message(Data([1])))
     #expect(!scheduled10)
-    let scheduled11 = machine.receive(.close(trailers: nil, error: GRPCError(code: .internalError, message: "x")))
+    let scheduled11 = machine.receive(
+      .close(trailers: nil, error: GRPCError(code: .internalError, message: "x"))
+    )
     #expect(!scheduled11)
     let deliveries = machine.drainAll()
     #expect(deliveries.map(\.kind) == ["close"])
@@ -200,7 +202,9 @@ struct GRPCCall2StateMachineTests {
   func closeEndsRequests() {
     var machine = Machine()
     _ = machine.start()
-    _ = machine.receive(.close(trailers: nil, error: GRPCError(code: .unavailable, message: "down")))
+    _ = machine.receive(
+      .close(trailers: nil, error: GRPCError(code: .unavailable, message: "down"))
+    )
     _ = machine.drainAll()
     #expect(machine.write(Data()).isNone)
     #expect(machine.finish().isNone)
@@ -278,7 +282,10 @@ struct GRPCCall2StateMachineTests {
       let before = machine.drainAll().count
       _ = machine.receive(delivery)
       let after = machine.drainAll().count
-      #expect((after == 1) == accepts.contains(phase), "\(phase) \(delivery.kind), before \(before)")
+      #expect(
+        (after == 1) == accepts.contains(phase),
+        "\(phase) \(delivery.kind), before \(before)"
+      )
     }
   }
 
@@ -287,7 +294,7 @@ struct GRPCCall2StateMachineTests {
   @Test("100,000 random event sequences keep the invariants")
   func randomized() {
     var generator = SplitMix64(seed: 0x6772_7063_2d63_616c)
-    for _ in 0..<100_000 {
+    for _ in 0 ..< 100_000 {
       Self.checkRandomSequence(using: &generator)
     }
   }
@@ -330,14 +337,15 @@ struct GRPCCall2StateMachineTests {
     }
 
     let steps = Int(generator.next() % 24) + 1
-    for _ in 0..<steps {
+    for _ in 0 ..< steps {
       switch generator.next() % 8 {
       case 0:
         handle(machine.start())
       case 1:
         let value = nextWrite
         nextWrite += 1
-        let canAccept = !cancelled && !machine.isClosed && !finished && !machine.finishRequestedBeforeStart
+        let canAccept =
+          !cancelled && !machine.isClosed && !finished && !machine.finishRequestedBeforeStart
         if canAccept { acceptedWrites.append(value) }
         handle(machine.write(value))
       case 2:
@@ -373,7 +381,7 @@ struct GRPCCall2StateMachineTests {
         // A drain runs part of the way (or all of it).
         guard drainScheduled else { continue }
         let count = Int(generator.next() % 3) + 1
-        for _ in 0..<count {
+        for _ in 0 ..< count {
           guard let delivery = machine.nextDelivery() else {
             drainScheduled = false
             break
@@ -399,7 +407,9 @@ struct GRPCCall2StateMachineTests {
       if let last = delivered.last, last.isClose, last.closeError?.message == "Canceled by app" {
         // The cancel close.
       } else {
-        Issue.record("a cancelled call did not close with Canceled by app: \(delivered.map(\.kind))")
+        Issue.record(
+          "a cancelled call did not close with Canceled by app: \(delivered.map(\.kind))"
+        )
       }
     }
     // Messages in the order they came, a subsequence of those received.

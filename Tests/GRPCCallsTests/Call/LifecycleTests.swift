@@ -130,7 +130,10 @@ struct LifecycleTests {
       let queue = DispatchQueue(label: "concurrent-handler", attributes: .concurrent)
       let recorder = CallRecorder(queue: queue)
       var request = Grpc_Testing_StreamingOutputCallRequest()
-      request.responseParameters = Array(repeating: InteropRequests.parameters(size: 100), count: 100)
+      request.responseParameters = Array(
+        repeating: InteropRequests.parameters(size: 100),
+        count: 100
+      )
       let (call, _) = try server.call("StreamingOutputCall", recorder: recorder)
       call.start()
       call.writeData(try request.bytes)
@@ -139,7 +142,9 @@ struct LifecycleTests {
       #expect(recorder.messages.count == 100)
       #expect(recorder.deliveryContractHeld)
       guard case .initialMetadata = recorder.events.first else {
-        Issue.record("the first callback was not the headers: \(String(describing: recorder.events.first))")
+        Issue.record(
+          "the first callback was not the headers: \(String(describing: recorder.events.first))"
+        )
         return
       }
     }

@@ -9,7 +9,9 @@ import Testing
 /// Call objects and interceptor chains are freed after their close.
 @Suite("Lifetimes")
 struct LifetimeTests {
-  @Test("an interceptor that overrides didClose without calling super does not keep its chain alive")
+  @Test(
+    "an interceptor that overrides didClose without calling super does not keep its chain alive"
+  )
   func interceptorWithoutSuper() async throws {
     try await withTestServer { server in
       let made = WeakBox()
@@ -111,8 +113,11 @@ final class WeakBox: Sendable {
 
   var alive: [String] {
     self.refs.withLock { refs in
-      [refs.call.map { _ in "call" }, refs.interceptor.map { _ in "interceptor" }, refs.manager.map { _ in "manager" }]
-        .compactMap { $0 }
+      [
+        refs.call.map { _ in "call" }, refs.interceptor.map { _ in "interceptor" },
+        refs.manager.map { _ in "manager" },
+      ]
+      .compactMap { $0 }
     }
   }
 }

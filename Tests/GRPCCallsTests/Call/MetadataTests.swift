@@ -13,7 +13,11 @@ struct MetadataTests {
       var options = server.options
       options.initialMetadata.addString("hello", forKey: "x-grpc-test-echo-initial")
       options.initialMetadata.addBinary([0, 1, 254, 255], forKey: "x-grpc-test-echo-trailing-bin")
-      let (_, recorder, close) = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options)
+      let (_, recorder, close) = try await server.complete(
+        "EmptyCall",
+        Grpc_Testing_Empty(),
+        options: options
+      )
       #expect(close.error == nil)
       let headers = try #require(recorder.initialMetadata)
       #expect(Array(headers[stringValues: "x-grpc-test-echo-initial"]) == ["hello"])
@@ -31,7 +35,11 @@ struct MetadataTests {
       var request = Grpc_Testing_StreamingOutputCallRequest()
       request.responseStatus.code = 5
       request.responseStatus.message = "not here"
-      let (_, recorder, close) = try await server.complete("FullDuplexCall", request, options: options)
+      let (_, recorder, close) = try await server.complete(
+        "FullDuplexCall",
+        request,
+        options: options
+      )
       let error = try #require(close.error)
       #expect(error.code == .notFound)
       #expect(error.message == "not here")
@@ -50,9 +58,15 @@ struct MetadataTests {
       options.userAgentPrefix = "test-prefix/2"
       options.userAgentSuffix = "suffix"
       options.initialMetadata.addString("1", forKey: "x-grpc-test-echo-useragent")
-      let (_, recorder, close) = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options)
+      let (_, recorder, close) = try await server.complete(
+        "EmptyCall",
+        Grpc_Testing_Empty(),
+        options: options
+      )
       #expect(close.error == nil)
-      let echoed = recorder.initialMetadata?[stringValues: "x-grpc-test-echo-useragent"].first { _ in true }
+      let echoed = recorder.initialMetadata?[stringValues: "x-grpc-test-echo-useragent"].first {
+        _ in true
+      }
       #expect(echoed == "test-prefix/2 grpc-calls/\(GRPCCallsVersion.string) suffix")
     }
   }
@@ -116,16 +130,26 @@ struct MetadataTests {
     ("has space", .string("v"), "Invalid request metadata key 'has space'"),
     ("ключ", .string("v"), "Invalid request metadata key 'ключ'"),
     ("", .string("v"), "Invalid request metadata key '': a key must not be empty"),
-    ("x-text", .string("caf\u{e9}"), "Invalid value of request metadata key 'x-text': text values are printable ASCII"),
+    (
+      "x-text", .string("caf\u{e9}"),
+      "Invalid value of request metadata key 'x-text': text values are printable ASCII"
+    ),
   ]
 
-  @Test("metadata gRPC cannot send fails the call with INVALID_ARGUMENT naming it, sending nothing", arguments: Self.unsendable)
+  @Test(
+    "metadata gRPC cannot send fails the call with INVALID_ARGUMENT naming it, sending nothing",
+    arguments: Self.unsendable
+  )
   func badMetadata(key: String, value: Metadata.Value, expected: String) async throws {
     try await withTestServer { server in
       var options = server.options
       options.initialMetadata.addString("fine", forKey: "x-good")
       options.initialMetadata.add(contentsOf: [(key: key, value: value)])
-      let (_, _, close) = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options)
+      let (_, _, close) = try await server.complete(
+        "EmptyCall",
+        Grpc_Testing_Empty(),
+        options: options
+      )
       let error = try #require(close.error)
       #expect(error.code == .invalidArgument)
       #expect(error.message.hasPrefix(expected), "\(error.message)")
@@ -138,14 +162,26 @@ struct MetadataTests {
     try await withTestServer { server in
       var options = server.options
       options.initialMetadata.addString("shouted", forKey: "X-GRPC-Test-Echo-Initial")
-      let (_, recorder, close) = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options)
+      let (_, recorder, close) = try await server.complete(
+        "EmptyCall",
+        Grpc_Testing_Empty(),
+        options: options
+      )
       #expect(close.error == nil)
-      #expect(recorder.initialMetadata.map { Array($0[stringValues: "x-grpc-test-echo-initial"]) } == ["shouted"])
+      #expect(
+        recorder.initialMetadata.map { Array($0[stringValues: "x-grpc-test-echo-initial"]) } == [
+          "shouted"
+        ]
+      )
     }
   }
 
   static func emptyCall(on server: TestServer, options: GRPCCallOptions) async throws {
-    let (_, _, close) = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options)
+    let (_, _, close) = try await server.complete(
+      "EmptyCall",
+      Grpc_Testing_Empty(),
+      options: options
+    )
     #expect(close.error == nil)
   }
 }

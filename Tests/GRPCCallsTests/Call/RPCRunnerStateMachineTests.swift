@@ -30,7 +30,9 @@ struct RPCRunnerStateMachineTests {
     #expect(machine.nextRequest().isEnd)
   }
 
-  @Test("a rewind hands the attempt's requests out again, before later ones; writes already reported are not reported twice")
+  @Test(
+    "a rewind hands the attempt's requests out again, before later ones; writes already reported are not reported twice"
+  )
   func rewindReplays() {
     var machine = Machine()
     _ = machine.start(writes: [1, 2], finish: false, flowControl: true)
@@ -164,7 +166,9 @@ struct RPCRunnerStateMachineTests {
     #expect(machine.takeAllRequestsIfFinished() == nil)
   }
 
-  @Test("cancel before start closes at once; while running it cancels the task; the first reason wins")
+  @Test(
+    "cancel before start closes at once; while running it cancels the task; the first reason wins"
+  )
   func cancel() {
     var idle = Machine()
     #expect(idle.cancel(.app).closeNow)

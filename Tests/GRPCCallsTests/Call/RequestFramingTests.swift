@@ -14,40 +14,49 @@ import Testing
 /// but it holds the flush until the half-close, so both leave together.
 @Suite("Request framing on the wire")
 struct RequestFramingTests {
-  @Test("a known request leaves with END_STREAM in the same flush as its message, on every face", arguments: RPCPath.allCases)
+  @Test(
+    "a known request leaves with END_STREAM in the same flush as its message, on every face",
+    arguments: RPCPath.allCases
+  )
   func unaryDataCarriesEndStream(path: RPCPath) async throws {
     try await withFramingProxy(path: path) { server, target in
       // GRPCCall2 with the request and finish given before start.
-        let (call, recorder) = try server.client(target: target).makeCall("UnaryCall")
-        call.writeData(try Grpc_Testing_SimpleRequest().bytes)
-        call.finish()
-        call.start()
-        #expect(await recorder.waitForClose()?.error == nil)
+      let (call, recorder) = try server.client(target: target).makeCall("UnaryCall")
+      call.writeData(try Grpc_Testing_SimpleRequest().bytes)
+      call.finish()
+      call.start()
+      #expect(await recorder.waitForClose()?.error == nil)
 
-        // The generated callback face.
-        let service = TestService(host: target, callOptions: server.options, channelPool: server.pool)
-        let handler = ProtoCallRecorder()
-        service.unaryCall(message: Grpc_Testing_SimpleRequest(), responseHandler: handler).start()
-        #expect(await handler.waitForClose()?.error == nil)
+      // The generated callback face.
+      let service = TestService(host: target, callOptions: server.options, channelPool: server.pool)
+      let handler = ProtoCallRecorder()
+      service.unaryCall(message: Grpc_Testing_SimpleRequest(), responseHandler: handler).start()
+      #expect(await handler.waitForClose()?.error == nil)
 
-        // The generated async face, unary and server streaming.
-        _ = try await service.unaryCall(Grpc_Testing_SimpleRequest())
-        let count = try await service.streamingOutputCall(InteropRequests.stream(count: 2, size: 8)) { stream in
-          var count = 0
-          for try await _ in stream { count += 1 }
-          return count
-        }
-        #expect(count == 2)
-        return 4
+      // The generated async face, unary and server streaming.
+      _ = try await service.unaryCall(Grpc_Testing_SimpleRequest())
+      let count = try await service.streamingOutputCall(InteropRequests.stream(count: 2, size: 8)) {
+        stream in
+        var count = 0
+        for try await _ in stream { count += 1 }
+        return count
+      }
+      #expect(count == 2)
+      return 4
     }
   }
 
-  @Test("through two queued interceptors, the start, message and finish they pass on leave together", arguments: RPCPath.allCases)
+  @Test(
+    "through two queued interceptors, the start, message and finish they pass on leave together",
+    arguments: RPCPath.allCases
+  )
   func throughInterceptors(path: RPCPath) async throws {
     try await withFramingProxy(path: path) { server, target in
       let log = InterceptorLog()
       var options = server.options
-      options.interceptorFactories = [CountingInterceptor.factory("A", log: log), CountingInterceptor.factory("B", log: log)]
+      options.interceptorFactories = [
+        CountingInterceptor.factory("A", log: log), CountingInterceptor.factory("B", log: log),
+      ]
       let client = InteropClient(target: target, callOptions: options, channelPool: server.pool)
       let (call, recorder) = try client.makeCall("UnaryCall")
       call.writeData(try Grpc_Testing_SimpleRequest().bytes)
@@ -72,7 +81,9 @@ func withFramingProxy(
     defer { proxy.close() }
     let streams = try await body(server, "127.0.0.1:\(proxy.port)")
     let connections = proxy.clientConnections
-    let dataStreams = connections.map { Dictionary(grouping: $0.frames.filter(\.isData), by: \.streamID) }
+    let dataStreams = connections.map {
+      Dictionary(grouping: $0.frames.filter(\.isData), by: \.streamID)
+    }
     #expect(dataStreams.map(\.count).reduce(0, +) == streams, "\(connections.map(\.frames))")
     for (connection, dataByStream) in zip(connections, dataStreams) {
       for (stream, data) in dataByStream {
@@ -81,7 +92,10 @@ func withFramingProxy(
         #expect(first.length > 0, "stream \(stream) sent no message before its end: \(data)")
         // No read ended between the message and END_STREAM: they left in one flush.
         let split = connection.readEnds.first { $0 > first.offset && $0 < last.end }
-        #expect(split == nil, "stream \(stream)'s DATA frames arrived in two reads: \(data), reads end at \(connection.readEnds)")
+        #expect(
+          split == nil,
+          "stream \(stream)'s DATA frames arrived in two reads: \(data), reads end at \(connection.readEnds)"
+        )
       }
     }
   }

@@ -16,11 +16,18 @@ struct ResponseCompressionTests {
     try await withTestServer(compression: serverCompresses) { server in
       #expect(server.options.compressionAlgorithm == .none)
       for size in [16, 64 * 1024, 2 * 1024 * 1024] {
-        let (_, recorder, close) = try await server.complete("UnaryCall", try unaryRequest(responseBytes: size))
+        let (_, recorder, close) = try await server.complete(
+          "UnaryCall",
+          try unaryRequest(responseBytes: size)
+        )
         #expect(close.error == nil, "\(String(describing: close.error))")
         #expect(recorder.messages.map(\.count) == [size])
-        let encoding = recorder.initialMetadata.map { Array($0[stringValues: "grpc-encoding"]) } ?? []
-        #expect(encoding == (serverCompresses ? ["deflate"] : []), "response grpc-encoding \(encoding)")
+        let encoding =
+          recorder.initialMetadata.map { Array($0[stringValues: "grpc-encoding"]) } ?? []
+        #expect(
+          encoding == (serverCompresses ? ["deflate"] : []),
+          "response grpc-encoding \(encoding)"
+        )
       }
     }
   }
@@ -38,12 +45,18 @@ struct ResponseCompressionTests {
       )
       let error = try #require(close.error)
       #expect(error.code == .resourceExhausted, "\(error)")
-      #expect(error.message == "Received message larger than max (over 16384 once decompressed vs. 16384)")
-      #expect(error.debugMessage?.hasPrefix("The compressed response, once decompressed, exceeds") == true)
+      #expect(
+        error.message == "Received message larger than max (over 16384 once decompressed vs. 16384)"
+      )
+      #expect(
+        error.debugMessage?.hasPrefix("The compressed response, once decompressed, exceeds") == true
+      )
     }
   }
 
-  @Test("grpc.compression_enabled_algorithms_bitset = 1 (identity only): the server answers uncompressed")
+  @Test(
+    "grpc.compression_enabled_algorithms_bitset = 1 (identity only): the server answers uncompressed"
+  )
   func identityOnly() async throws {
     try await withTestServer { server in
       var options = server.options

@@ -33,10 +33,16 @@ struct ResponseSizeLimitTests {
     }
   }
 
-  @Test("4 MiB + 1: RESOURCE_EXHAUSTED with gRPC core's message, no trailers, what to do in the debug message")
+  @Test(
+    "4 MiB + 1: RESOURCE_EXHAUSTED with gRPC core's message, no trailers, what to do in the debug message"
+  )
   func oneOver() async throws {
     try await withTestServer(compression: false) { server in
-      let result = try await self.unary(responseBytes: 4 * Self.mebibyte + 1, limit: nil, on: server)
+      let result = try await self.unary(
+        responseBytes: 4 * Self.mebibyte + 1,
+        limit: nil,
+        on: server
+      )
       let error = try #require(result.error)
       #expect(error.code == .resourceExhausted)
       #expect(error.code.rawValue == 8)

@@ -10,7 +10,10 @@ import Testing
 /// whatever its retry policy; and `waitForReady` waits for a connection instead of failing.
 @Suite("Transparent retry and wait for ready")
 struct TransparentRetryTests {
-  @Test("a call whose stream could not open is retried once, transparently", arguments: RPCPath.allCases)
+  @Test(
+    "a call whose stream could not open is retried once, transparently",
+    arguments: RPCPath.allCases
+  )
   func retriedOnce(path: RPCPath) async throws {
     try await withTestServer(path: path) { server in
       let (close, attempts) = try await Self.unary(on: server, path: path, failingStreams: 1)
@@ -20,7 +23,10 @@ struct TransparentRetryTests {
     }
   }
 
-  @Test("only once: a second failure before the stream opens fails the call with UNAVAILABLE", arguments: RPCPath.allCases)
+  @Test(
+    "only once: a second failure before the stream opens fails the call with UNAVAILABLE",
+    arguments: RPCPath.allCases
+  )
   func onlyOnce(path: RPCPath) async throws {
     try await withTestServer(path: path) { server in
       let (close, attempts) = try await Self.unary(on: server, path: path, failingStreams: 2)
@@ -42,7 +48,11 @@ struct TransparentRetryTests {
     let transport = FailingStreams(failures: failures, port: server.server.port)
     let (pool, options) = server.pool(with: transport, path: path)
     defer { pool.disconnectAll() }
-    let client = InteropClient(target: server.server.target, callOptions: options, channelPool: pool)
+    let client = InteropClient(
+      target: server.server.target,
+      callOptions: options,
+      channelPool: pool
+    )
     let (call, recorder) = try client.makeCall("UnaryCall")
     call.writeData(try Grpc_Testing_SimpleRequest().bytes)
     call.finish()
@@ -50,7 +60,9 @@ struct TransparentRetryTests {
     return (await recorder.waitForClose(), transport.attempts)
   }
 
-  @Test("connections killed under load: every call closes once, with OK or UNAVAILABLE, and new calls succeed")
+  @Test(
+    "connections killed under load: every call closes once, with OK or UNAVAILABLE, and new calls succeed"
+  )
   func killedConnections() async throws {
     try await withTestServer { server in
       let proxy = try FaultProxy(upstreamPort: server.server.port)
@@ -60,10 +72,14 @@ struct TransparentRetryTests {
       // whose server names no limit (ours), so the last calls wait for three rounds of 100: on a
       // busy machine under ThreadSanitizer, tens of seconds.
       options.timeout = 150
-      let client = InteropClient(target: "127.0.0.1:\(proxy.port)", callOptions: options, channelPool: server.pool)
+      let client = InteropClient(
+        target: "127.0.0.1:\(proxy.port)",
+        callOptions: options,
+        channelPool: server.pool
+      )
       try await client.run(.emptyUnary)
       let codes = try await withThrowingTaskGroup(of: RPCError.Code?.self) { group in
-        for index in 0..<400 {
+        for index in 0 ..< 400 {
           if index == 200 {
             proxy.resetConnections()
           }
@@ -195,7 +211,10 @@ extension TestServer {
 }
 
 /// A pool whose transport registry holds `transport`, and the ID it is registered under.
-func failingStreamsPool(_ transport: FailingStreams, path: RPCPath) -> (GRPCChannelPool, GRPCTransportID) {
+func failingStreamsPool(
+  _ transport: FailingStreams,
+  path: RPCPath
+) -> (GRPCChannelPool, GRPCTransportID) {
   let registry = GRPCTransportRegistry()
   let id = GRPCTransportID("test.failing-streams")
   registry.register(GRPCClosureTransportFactory { _, _ in transport }, for: id)
@@ -208,7 +227,8 @@ func failingStreamsPool(_ transport: FailingStreams, path: RPCPath) -> (GRPCChan
 @Suite("Transparent retry of refused streams")
 struct RefusedStreamRetryTests {
   /// A unary call to a server that refuses its first `refusals` streams.
-  static func unary(refusals: Int, path: RPCPath) async throws -> (CallRecorder.Close, streams: Int) {
+  static func unary(refusals: Int, path: RPCPath) async throws -> (CallRecorder.Close, streams: Int)
+  {
     let server = try await NotGRPCServer.start(answering: .refuseThenAnswer(count: refusals))
     let (close, recorder) = try await server.emptyCall(path: path)
     #expect(recorder.closeCount == 1 && recorder.deliveryContractHeld)
@@ -217,7 +237,10 @@ struct RefusedStreamRetryTests {
     return (close, streams)
   }
 
-  @Test("a unary call whose stream the server refused (REFUSED_STREAM) is sent again and succeeds", arguments: RPCPath.allCases)
+  @Test(
+    "a unary call whose stream the server refused (REFUSED_STREAM) is sent again and succeeds",
+    arguments: RPCPath.allCases
+  )
   func refusedOnce(path: RPCPath) async throws {
     let (close, streams) = try await Self.unary(refusals: 1, path: path)
     #expect(close.error == nil, "\(String(describing: close.error))")
@@ -294,11 +317,17 @@ struct RefusedStreamRetryTests {
     await server.stop()
   }
 
-  @Test("only once: refused twice, the call fails with UNAVAILABLE saying the server refused it", arguments: RPCPath.allCases)
+  @Test(
+    "only once: refused twice, the call fails with UNAVAILABLE saying the server refused it",
+    arguments: RPCPath.allCases
+  )
   func refusedTwice(path: RPCPath) async throws {
     let (close, streams) = try await Self.unary(refusals: 2, path: path)
     #expect(close.error?.code == .unavailable, "\(String(describing: close.error))")
-    #expect(close.error?.message == "The server reset the stream (RST_STREAM REFUSED STREAM, 0x7) before sending a status")
+    #expect(
+      close.error?.message
+        == "The server reset the stream (RST_STREAM REFUSED STREAM, 0x7) before sending a status"
+    )
     #expect(streams == 2)
   }
 }

@@ -16,10 +16,13 @@ struct ChannelKeyTests {
     ("flushCoalescing", { $0.flushCoalescing.toggle() }),
     ("http2TargetWindowSize", { $0.http2TargetWindowSize = 1 << 20 }),
     ("pemRootCertificates", { $0.pemRootCertificates = "roots" }),
-    ("pemPrivateKey + pemCertificateChain", {
-      $0.pemPrivateKey = "key"
-      $0.pemCertificateChain = "chain"
-    }),
+    (
+      "pemPrivateKey + pemCertificateChain",
+      {
+        $0.pemPrivateKey = "key"
+        $0.pemCertificateChain = "chain"
+      }
+    ),
     ("hostNameOverride", { $0.hostNameOverride = "other.test" }),
     ("serverAuthority", { $0.serverAuthority = "other.test" }),
     ("compressionAlgorithm", { $0.compressionAlgorithm = .gzip }),
@@ -45,9 +48,12 @@ struct ChannelKeyTests {
     ("initialMetadata", { $0.initialMetadata.addString("v", forKey: "k") }),
     ("oauth2AccessToken", { $0.oauth2AccessToken = "t" }),
     ("enableFlowControl", { $0.enableFlowControl = true }),
-    ("interceptorFactories", {
-      $0.interceptorFactories = [GRPCClosureInterceptorFactory { GRPCInterceptor(manager: $0) }]
-    }),
+    (
+      "interceptorFactories",
+      {
+        $0.interceptorFactories = [GRPCClosureInterceptorFactory { GRPCInterceptor(manager: $0) }]
+      }
+    ),
     ("executionPolicy", { $0.executionPolicy = .retry(GRPCRetryPolicy(maxAttempts: 3)) }),
   ]
 
@@ -62,7 +68,10 @@ struct ChannelKeyTests {
     #expect(try Self.key(change) != Self.key(), "\(name)")
   }
 
-  @Test("the key cached on options follows every channel-level change, and copies share it", arguments: Self.channelLevel)
+  @Test(
+    "the key cached on options follows every channel-level change, and copies share it",
+    arguments: Self.channelLevel
+  )
   func cachedKeyFollowsChanges(name: String, change: Change) throws {
     let pool = GRPCChannelPool()
     let options = GRPCCallOptions()
@@ -100,7 +109,10 @@ struct ChannelKeyTests {
       (["grpc.enable_retries": 0], { $0.enableRetry = false }),
     ]
     for (arguments, change) in pairs {
-      #expect(try Self.key { $0.additionalChannelArgs = arguments } == Self.key(change), "\(arguments)")
+      #expect(
+        try Self.key { $0.additionalChannelArgs = arguments } == Self.key(change),
+        "\(arguments)"
+      )
     }
   }
 
@@ -122,19 +134,33 @@ struct ChannelKeyTests {
     }
   }
 
-  @Test("keepalive: the timeout is kept; an interval not longer than it is stretched past it, so the timeout can fire")
+  @Test(
+    "keepalive: the timeout is kept; an interval not longer than it is stretched past it, so the timeout can fire"
+  )
   func keepaliveStretch() throws {
     #expect(try Self.key().transportKeepalive == nil)
-    let plain = try #require(try Self.key { $0.keepaliveInterval = 30; $0.keepaliveTimeout = 10 }.transportKeepalive)
+    let plain = try #require(
+      try Self.key {
+        $0.keepaliveInterval = 30
+        $0.keepaliveTimeout = 10
+      }.transportKeepalive
+    )
     #expect(plain.time == 30 && plain.timeout == 10)
-    let stretched = try #require(try Self.key { $0.keepaliveInterval = 1; $0.keepaliveTimeout = 5 }.transportKeepalive)
+    let stretched = try #require(
+      try Self.key {
+        $0.keepaliveInterval = 1
+        $0.keepaliveTimeout = 5
+      }.transportKeepalive
+    )
     #expect(stretched.time == 6 && stretched.timeout == 5)
     // The default timeout is gRPC core's 20 s.
     let defaulted = try #require(try Self.key { $0.keepaliveInterval = 10 }.transportKeepalive)
     #expect(defaulted.time == 21 && defaulted.timeout == 20)
   }
 
-  @Test("gRPC Objective-C's retry intervals and factor are the connection backoff; connect…Backoff wins over them")
+  @Test(
+    "gRPC Objective-C's retry intervals and factor are the connection backoff; connect…Backoff wins over them"
+  )
   func retryIntervals() throws {
     #expect(try Self.key { $0.minRetryInterval = 2 } == Self.key { $0.connectInitialBackoff = 2 })
     #expect(try Self.key { $0.maxRetryInterval = 5 } == Self.key { $0.connectMaxBackoff = 5 })

@@ -16,9 +16,16 @@ struct ChannelOptionsTests {
   ) async throws -> (close: CallRecorder.Close, attempts: Int) {
     let id = UUID().uuidString
     var options = server.options
-    options.initialMetadata.addString("\(failures)/\(id)", forKey: InteropServerRecorder.failAttemptsKey)
+    options.initialMetadata.addString(
+      "\(failures)/\(id)",
+      forKey: InteropServerRecorder.failAttemptsKey
+    )
     change(&options)
-    let (_, _, close) = try await server.complete("UnaryCall", try unaryRequest(responseBytes: 10), options: options)
+    let (_, _, close) = try await server.complete(
+      "UnaryCall",
+      try unaryRequest(responseBytes: 10),
+      options: options
+    )
     return (close, server.recorder.attempts(id))
   }
 
@@ -26,18 +33,24 @@ struct ChannelOptionsTests {
   func retrySucceeds() async throws {
     try await withTestServer { server in
       let (close, attempts) = try await Self.flakyUnary(server, failures: 2) {
-        $0.executionPolicy = .retry(GRPCRetryPolicy(maxAttempts: 3, initialBackoff: 0.01, maxBackoff: 0.05))
+        $0.executionPolicy = .retry(
+          GRPCRetryPolicy(maxAttempts: 3, initialBackoff: 0.01, maxBackoff: 0.05)
+        )
       }
       #expect(close.error == nil, "\(String(describing: close.error))")
       #expect(attempts == 3)
     }
   }
 
-  @Test("retry: each backoff is the delay of the server's RetryInfo; the application sees the server's trailers")
+  @Test(
+    "retry: each backoff is the delay of the server's RetryInfo; the application sees the server's trailers"
+  )
   func retryWaitsForRetryInfo() async throws {
     try await withTestServer { server in
       let (close, attempts) = try await Self.flakyUnary(server, failures: 3) {
-        $0.executionPolicy = .retry(GRPCRetryPolicy(maxAttempts: 3, initialBackoff: 0.01, maxBackoff: 0.02))
+        $0.executionPolicy = .retry(
+          GRPCRetryPolicy(maxAttempts: 3, initialBackoff: 0.01, maxBackoff: 0.02)
+        )
         $0.initialMetadata.addString("700", forKey: InteropServerRecorder.retryDelayKey)
       }
       #expect(attempts == 3)
@@ -47,7 +60,9 @@ struct ChannelOptionsTests {
       let keys = Set(error.trailers.map(\.key))
       #expect(keys.contains("grpc-status-details-bin"))
       #expect(!keys.contains { $0.contains("pushback") }, "\(keys)")
-      let arrivals = server.recorder.rpcs.filter { $0.method.hasSuffix("/UnaryCall") }.map(\.arrival)
+      let arrivals = server.recorder.rpcs.filter { $0.method.hasSuffix("/UnaryCall") }.map(
+        \.arrival
+      )
       try #require(arrivals.count == 3)
       for (earlier, later) in zip(arrivals, arrivals.dropFirst()) {
         #expect(later - earlier >= .milliseconds(700))
@@ -61,7 +76,9 @@ struct ChannelOptionsTests {
       let policy = GRPCExecutionPolicy.retry(GRPCRetryPolicy(maxAttempts: 3, initialBackoff: 0.01))
       for disable in [
         { (options: inout GRPCCallOptions) in options.enableRetry = false },
-        { (options: inout GRPCCallOptions) in options.additionalChannelArgs = ["grpc.enable_retries": 0] },
+        { (options: inout GRPCCallOptions) in
+          options.additionalChannelArgs = ["grpc.enable_retries": 0]
+        },
       ] {
         let (close, attempts) = try await Self.flakyUnary(server, failures: 2) {
           $0.executionPolicy = policy
@@ -79,7 +96,9 @@ struct ChannelOptionsTests {
     try await withTestServer { server in
       var options = server.options
       options.executionPolicy = .hedge(GRPCHedgingPolicy(maxAttempts: 2, hedgingDelay: 0.01))
-      for (safety, expected) in [(GRPCCallSafety.idempotent, nil), (.default, RPCError.Code.invalidArgument)] {
+      for (safety, expected) in [
+        (GRPCCallSafety.idempotent, nil), (.default, RPCError.Code.invalidArgument),
+      ] {
         let recorder = CallRecorder()
         let call = GRPCCall2(
           requestOptions: try GRPCRequestOptions(
@@ -134,8 +153,14 @@ struct ChannelOptionsTests {
     try await withTestServer { server in
       var options = server.options
       options.serverAuthority = "api.grpc-calls.test"
-      options.additionalChannelArgs = ["grpc.primary_user_agent": "app/2.1", "grpc.secondary_user_agent": "(test)"]
-      let (_, _, close) = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options)
+      options.additionalChannelArgs = [
+        "grpc.primary_user_agent": "app/2.1", "grpc.secondary_user_agent": "(test)",
+      ]
+      let (_, _, close) = try await server.complete(
+        "EmptyCall",
+        Grpc_Testing_Empty(),
+        options: options
+      )
       #expect(close.error == nil)
       let rpc = try #require(server.recorder.rpcs.last)
       #expect(Array(rpc.metadata[stringValues: ":authority"]) == ["api.grpc-calls.test"])
@@ -146,8 +171,10 @@ struct ChannelOptionsTests {
     }
   }
 
-  @Test("gzip and deflate: the server's expect_compressed check passes; compressed responses arrive",
-    arguments: [GRPCCompressionAlgorithm.gzip, .deflate])
+  @Test(
+    "gzip and deflate: the server's expect_compressed check passes; compressed responses arrive",
+    arguments: [GRPCCompressionAlgorithm.gzip, .deflate]
+  )
   func compression(algorithm: GRPCCompressionAlgorithm) async throws {
     try await withTestServer { server in
       var options = server.options
@@ -178,7 +205,9 @@ struct ChannelOptionsTests {
     }
   }
 
-  @Test("an unknown channel argument is ignored with one warning when its channel opens, and keeps channels apart")
+  @Test(
+    "an unknown channel argument is ignored with one warning when its channel opens, and keeps channels apart"
+  )
   func unknownChannelArgument() async throws {
     try await withTestServer { server in
       let logs = CapturedLogs()
@@ -186,8 +215,12 @@ struct ChannelOptionsTests {
       defer { pool.disconnectAll() }
       var options = server.options
       options.additionalChannelArgs = ["grpc.not_a_real_arg": 1]
-      let client = InteropClient(target: server.server.target, callOptions: options, channelPool: pool)
-      for _ in 0..<3 {
+      let client = InteropClient(
+        target: server.server.target,
+        callOptions: options,
+        channelPool: pool
+      )
+      for _ in 0 ..< 3 {
         try await client.run(.emptyUnary, api: .raw)
       }
       let warnings = logs.all.filter { $0.level == .warning }.map(\.message)
@@ -198,8 +231,12 @@ struct ChannelOptionsTests {
         ]
       )
       // The same options without the argument get a channel of their own.
-      try await InteropClient(target: server.server.target, callOptions: server.options, channelPool: pool)
-        .run(.emptyUnary, api: .raw)
+      try await InteropClient(
+        target: server.server.target,
+        callOptions: server.options,
+        channelPool: pool
+      )
+      .run(.emptyUnary, api: .raw)
       #expect(server.recorder.acceptedConnections == 2)
     }
   }
@@ -219,9 +256,11 @@ struct ChannelOptionsTests {
       let rpcs = server.recorder.rpcs
       #expect(server.recorder.acceptedConnections == 2)
       for (prefix, encoding) in [("library-a", ["gzip"]), ("library-b", [])] {
-        let rpc = try #require(rpcs.first { rpc in
-          rpc.metadata[stringValues: "user-agent"].contains { $0.hasPrefix(prefix) }
-        })
+        let rpc = try #require(
+          rpcs.first { rpc in
+            rpc.metadata[stringValues: "user-agent"].contains { $0.hasPrefix(prefix) }
+          }
+        )
         #expect(Array(rpc.metadata[stringValues: "grpc-encoding"]) == encoding, "\(prefix)")
       }
       #expect(Set(rpcs.map(\.peer)).count == 2)

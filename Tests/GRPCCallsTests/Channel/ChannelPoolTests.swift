@@ -10,7 +10,7 @@ struct ChannelPoolTests {
   @Test("calls with the same key share one TCP connection")
   func sameKeyOneConnection() async throws {
     try await withTestServer { server in
-      for _ in 0..<3 {
+      for _ in 0 ..< 3 {
         try await MetadataTests.emptyCall(on: server, options: server.options)
       }
       async let a: Void = MetadataTests.emptyCall(on: server, options: server.options)

@@ -17,7 +17,10 @@ struct ConnectionHealthTests {
   ) async throws -> (GRPCCall2, CallRecorder) {
     let recorder = CallRecorder()
     let call = GRPCCall2(
-      requestOptions: try GRPCRequestOptions(host: "127.0.0.1:\(port)", path: "/grpc.testing.TestService/FullDuplexCall"),
+      requestOptions: try GRPCRequestOptions(
+        host: "127.0.0.1:\(port)",
+        path: "/grpc.testing.TestService/FullDuplexCall"
+      ),
       responseHandler: recorder,
       callOptions: options,
       channelPool: pool
@@ -27,11 +30,16 @@ struct ConnectionHealthTests {
     request.responseParameters = [InteropRequests.parameters(size: 1)]
     call.writeData(try request.bytes)
     let answered = await recorder.wait(upTo: 60) { $0.messages.count == 1 || $0.close != nil }
-    #expect(answered && recorder.messages.count == 1, "no answer to the ping: \(String(describing: recorder.close))")
+    #expect(
+      answered && recorder.messages.count == 1,
+      "no answer to the ping: \(String(describing: recorder.close))"
+    )
     return (call, recorder)
   }
 
-  @Test("keepalive 1 s / 5 s: a stalled peer fails the call with UNAVAILABLE; without keepalive it still waits")
+  @Test(
+    "keepalive 1 s / 5 s: a stalled peer fails the call with UNAVAILABLE; without keepalive it still waits"
+  )
   func keepaliveDetectsStall() async throws {
     try await withTestServer { server in
       let proxy = try FaultProxy(upstreamPort: server.server.port)
@@ -41,14 +49,28 @@ struct ConnectionHealthTests {
       // A timeout that a busy machine meets while the peer still answers; longer than the
       // interval, which the transport alone would never enforce (ChannelKey.transportKeepalive).
       keepalive.keepaliveTimeout = 5
-      let (_, watched) = try await Self.openStream(port: proxy.port, options: keepalive, pool: server.pool)
-      let (plainCall, plain) = try await Self.openStream(port: proxy.port, options: server.options, pool: server.pool)
+      let (_, watched) = try await Self.openStream(
+        port: proxy.port,
+        options: keepalive,
+        pool: server.pool
+      )
+      let (plainCall, plain) = try await Self.openStream(
+        port: proxy.port,
+        options: server.options,
+        pool: server.pool
+      )
 
       proxy.stall()
       // Neither call has a deadline: only keepalive can end the watched one.
-      let close = try #require(await watched.waitForClose(upTo: 60), "keepalive did not end the call")
+      let close = try #require(
+        await watched.waitForClose(upTo: 60),
+        "keepalive did not end the call"
+      )
       #expect(close.error?.code == .unavailable, "\(String(describing: close.error))")
-      #expect(plain.close == nil, "the call without keepalive closed: \(String(describing: plain.close))")
+      #expect(
+        plain.close == nil,
+        "the call without keepalive closed: \(String(describing: plain.close))"
+      )
       plainCall.cancel()
     }
   }
@@ -66,7 +88,10 @@ struct ConnectionHealthTests {
     configure(&options)
     let recorder = CallRecorder()
     let call = GRPCCall2(
-      requestOptions: try GRPCRequestOptions(host: "127.0.0.1:\(silent.port)", path: "/grpc.testing.TestService/EmptyCall"),
+      requestOptions: try GRPCRequestOptions(
+        host: "127.0.0.1:\(silent.port)",
+        path: "/grpc.testing.TestService/EmptyCall"
+      ),
       responseHandler: recorder,
       callOptions: options,
       channelPool: pool
@@ -77,7 +102,9 @@ struct ConnectionHealthTests {
     return try #require(await recorder.waitForClose(upTo: 90))
   }
 
-  @Test("connectMinTimeout 0.5 s: a listener that never answers fails the call with UNAVAILABLE, long before its deadline")
+  @Test(
+    "connectMinTimeout 0.5 s: a listener that never answers fails the call with UNAVAILABLE, long before its deadline"
+  )
   func connectTimeoutApplies() async throws {
     // The deadline is 60 s: UNAVAILABLE (not DEADLINE_EXCEEDED) shows the connect timeout ended it.
     let close = try await Self.callSilentListener {
@@ -85,7 +112,10 @@ struct ConnectionHealthTests {
       $0.timeout = 60
     }
     #expect(close.error?.code == .unavailable, "\(String(describing: close.error))")
-    #expect(close.error?.message == "The server did not complete the connection within 0.5 s (connectMinTimeout)")
+    #expect(
+      close.error?.message
+        == "The server did not complete the connection within 0.5 s (connectMinTimeout)"
+    )
   }
 
   @Test("without connectMinTimeout the same listener keeps the call waiting until its deadline")
@@ -94,7 +124,9 @@ struct ConnectionHealthTests {
     #expect(close.error?.code == .deadlineExceeded, "\(String(describing: close.error))")
   }
 
-  @Test("a host's min connect timeout (300 ms) fails a v1 call to a silent listener with UNAVAILABLE, not at its 8 s deadline")
+  @Test(
+    "a host's min connect timeout (300 ms) fails a v1 call to a silent listener with UNAVAILABLE, not at its 8 s deadline"
+  )
   func hostConnectTimeout() async throws {
     let silent = try FaultProxy(upstreamPort: nil)
     defer { silent.close() }
@@ -111,7 +143,11 @@ struct ConnectionHealthTests {
     )
     call.timeout = 8
     let error = await withCheckedContinuation { continuation in
-      call.start(with: GRXHandlerWriteable.unaryHandler { (_: Data?, error: GRPCError?) in continuation.resume(returning: error) })
+      call.start(
+        with: GRXHandlerWriteable.unaryHandler { (_: Data?, error: GRPCError?) in
+          continuation.resume(returning: error)
+        }
+      )
     }
     // Without the host's setting the call would wait for its deadline: DEADLINE_EXCEEDED.
     #expect(error?.code == .unavailable, "\(String(describing: error))")

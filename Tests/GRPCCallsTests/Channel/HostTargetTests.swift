@@ -118,7 +118,10 @@ struct HostTargetTests {
     let target = try? HostTarget(parsing: host)
     #expect(target == expected)
     if let target {
-      #expect(try HostTarget(parsing: target.description) == target, "\(target.description.debugDescription)")
+      #expect(
+        try HostTarget(parsing: target.description) == target,
+        "\(target.description.debugDescription)"
+      )
     }
   }
 }

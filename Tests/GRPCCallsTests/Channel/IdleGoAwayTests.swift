@@ -20,26 +20,39 @@ struct IdleGoAwayTests {
     return await recorder.waitForClose()?.error
   }
 
-  @Test("after the server's idle GOAWAY the channel connects again only for a call", arguments: RPCPath.allCases)
+  @Test(
+    "after the server's idle GOAWAY the channel connects again only for a call",
+    arguments: RPCPath.allCases
+  )
   func noReconnectWithoutACall(path: RPCPath) async throws {
     // Long enough that a busy machine's first call (under ThreadSanitizer too) reaches the
     // server before it calls the connection idle: a call that races the idle GOAWAY is
     // another matter, not this test's.
     try await withTestServer(path: path, maxConnectionIdle: .seconds(8)) { server in
-      let client = InteropClient(target: server.server.target, callOptions: server.options, channelPool: server.pool)
+      let client = InteropClient(
+        target: server.server.target,
+        callOptions: server.options,
+        channelPool: server.pool
+      )
       let first = try await Self.emptyCall(client)
       #expect(first == nil, "\(String(describing: first))")
 
       // The server's GOAWAY closes the idle connection.
       let closed = await eventually(upTo: 60) { server.recorder.openConnections == 0 ? true : nil }
-      #expect(closed == true, "the server did not close the idle connection, or the channel kept reconnecting")
+      #expect(
+        closed == true,
+        "the server did not close the idle connection, or the channel kept reconnecting"
+      )
       let idle = server.recorder.acceptedConnections
 
       // Several idle periods with no call: a channel that reconnected by itself would have
       // done so by now (on a slow machine it may be later; the test then passes without
       // having seen it, it never fails for slowness).
       try await Task.sleep(for: .seconds(17))
-      #expect(server.recorder.acceptedConnections == idle, "the channel reconnected with no call waiting")
+      #expect(
+        server.recorder.acceptedConnections == idle,
+        "the channel reconnected with no call waiting"
+      )
 
       // A call connects again and succeeds.
       let second = try await Self.emptyCall(client)

@@ -35,28 +35,45 @@ struct KeepaliveTests {
     #expect(await recorder.waitForClose()?.error == nil)
   }
 
-  @Test("pings resume when a call starts on a connection whose last call had ended", arguments: RPCPath.allCases)
+  @Test(
+    "pings resume when a call starts on a connection whose last call had ended",
+    arguments: RPCPath.allCases
+  )
   func resumeWhenACallStarts(path: RPCPath) async throws {
     try await withTestServer(path: path) { server in
       let proxy = try FaultProxy(upstreamPort: server.server.port, recordingClientBytes: true)
       defer { proxy.close() }
       let options = Self.options(server)
-      let client = InteropClient(target: "127.0.0.1:\(proxy.port)", callOptions: options, channelPool: server.pool)
+      let client = InteropClient(
+        target: "127.0.0.1:\(proxy.port)",
+        callOptions: options,
+        channelPool: server.pool
+      )
       // A call that ends at once: the connection is left with none open.
       try await Self.emptyCall(client)
       let before = Self.pings(proxy)
 
       // A long call on the same connection: pings must come while it runs.
-      let (call, recorder) = try await ConnectionHealthTests.openStream(port: proxy.port, options: options, pool: server.pool)
+      let (call, recorder) = try await ConnectionHealthTests.openStream(
+        port: proxy.port,
+        options: options,
+        pool: server.pool
+      )
       defer { call.cancel() }
       let pinged = await eventually(upTo: 60) { Self.pings(proxy) > before ? true : nil }
-      #expect(pinged == true, "no keepalive PING while a call ran on a connection that had been idle")
+      #expect(
+        pinged == true,
+        "no keepalive PING while a call ran on a connection that had been idle"
+      )
       #expect(recorder.close == nil)
       #expect(proxy.acceptedConnections == 1)
     }
   }
 
-  @Test("keepalivePermitWithoutCalls pings with no call open; a server that forbids it says too_many_pings, and the channel backs off and logs it once", arguments: RPCPath.allCases)
+  @Test(
+    "keepalivePermitWithoutCalls pings with no call open; a server that forbids it says too_many_pings, and the channel backs off and logs it once",
+    arguments: RPCPath.allCases
+  )
   func permitWithoutCalls(path: RPCPath) async throws {
     // The test server allows no ping without a call (grpc-swift-nio-transport's default
     // enforcement): after a few it closes the connection with GOAWAY ENHANCE_YOUR_CALM.

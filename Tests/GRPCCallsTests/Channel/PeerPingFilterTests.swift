@@ -6,11 +6,13 @@ import Testing
 @Suite("Peer PING filter (no I/O)")
 struct PeerPingFilterTests {
   /// A frame: 9 header bytes, then the payload.
-  static func frame(type: UInt8, flags: UInt8 = 0, stream: UInt32 = 0, payload: [UInt8]) -> [UInt8] {
+  static func frame(type: UInt8, flags: UInt8 = 0, stream: UInt32 = 0, payload: [UInt8]) -> [UInt8]
+  {
     let length = payload.count
     return [
       UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff), type, flags,
-      UInt8(stream >> 24 & 0x7f), UInt8(stream >> 16 & 0xff), UInt8(stream >> 8 & 0xff), UInt8(stream & 0xff),
+      UInt8(stream >> 24 & 0x7f), UInt8(stream >> 16 & 0xff), UInt8(stream >> 8 & 0xff),
+      UInt8(stream & 0xff),
     ] + payload
   }
 
@@ -27,7 +29,7 @@ struct PeerPingFilterTests {
     var pings: [UInt64] = []
     var start = 0
     for cut in cuts.sorted() + [bytes.count] where cut >= start {
-      let output = filter.process(ByteBuffer(bytes: bytes[start..<cut]))
+      let output = filter.process(ByteBuffer(bytes: bytes[start ..< cut]))
       for buffer in output.pass {
         passed += buffer.readableBytesView
       }
@@ -37,15 +39,22 @@ struct PeerPingFilterTests {
     return (passed, pings)
   }
 
-  @Test("PING requests are taken out and every other frame passes unchanged, however the reads split")
+  @Test(
+    "PING requests are taken out and every other frame passes unchanged, however the reads split"
+  )
   func takesOutPingsAtEveryCut() {
-    let stream = Self.settings + Self.ping + Self.data + Self.pingAck + Self.emptySettingsAck + Self.ping + Self.data
+    let stream =
+      Self.settings + Self.ping + Self.data + Self.pingAck + Self.emptySettingsAck + Self.ping
+      + Self.data
     let expected = Self.settings + Self.data + Self.pingAck + Self.emptySettingsAck + Self.data
-    for first in 0...stream.count {
+    for first in 0 ... stream.count {
       for second in stride(from: first, through: stream.count, by: 7) {
         let (pass, pings) = Self.run(stream, cuts: [first, second])
         #expect(pass == expected, "cuts at \(first), \(second)")
-        #expect(pings == [0x0102_0304_0506_0708, 0x0102_0304_0506_0708], "cuts at \(first), \(second)")
+        #expect(
+          pings == [0x0102_0304_0506_0708, 0x0102_0304_0506_0708],
+          "cuts at \(first), \(second)"
+        )
       }
     }
   }
@@ -53,7 +62,7 @@ struct PeerPingFilterTests {
   @Test("byte by byte")
   func byteByByte() {
     let stream = Self.ping + Self.data + Self.ping
-    let (pass, pings) = Self.run(stream, cuts: Array(1..<stream.count))
+    let (pass, pings) = Self.run(stream, cuts: Array(1 ..< stream.count))
     #expect(pass == Self.data)
     #expect(pings.count == 2)
   }
@@ -69,7 +78,13 @@ struct PeerPingFilterTests {
 
   @Test("the acknowledgement is a PING ACK frame with the same payload")
   func acknowledgement() {
-    let ack = PeerPingFilter.acknowledgement(of: 0x0102_0304_0506_0708, allocator: ByteBufferAllocator())
-    #expect(Array(ack.readableBytesView) == Self.frame(type: 0x6, flags: 0x1, payload: [1, 2, 3, 4, 5, 6, 7, 8]))
+    let ack = PeerPingFilter.acknowledgement(
+      of: 0x0102_0304_0506_0708,
+      allocator: ByteBufferAllocator()
+    )
+    #expect(
+      Array(ack.readableBytesView)
+        == Self.frame(type: 0x6, flags: 0x1, payload: [1, 2, 3, 4, 5, 6, 7, 8])
+    )
   }
 }

@@ -27,7 +27,7 @@ struct PoolStateTests {
     _ = state.checkOutOrInsert(channel)
     let armedFirst = state.checkIn(channel, now: self.start)
     #expect(armedFirst)
-    for second in 1...5 {
+    for second in 1 ... 5 {
       let checkedOut = state.checkOut(channel.key)
       #expect(checkedOut === channel)
       let armedAgain = state.checkIn(channel, now: self.start + .seconds(second))
@@ -43,7 +43,8 @@ struct PoolStateTests {
     _ = state.checkIn(channel, now: self.start)
     _ = state.checkOut(channel.key)
     _ = state.checkIn(channel, now: self.start + .seconds(10))
-    guard case .rearm(let remaining) = state.timerFired(channel, now: self.start + .seconds(30)) else {
+    guard case .rearm(let remaining) = state.timerFired(channel, now: self.start + .seconds(30))
+    else {
       Issue.record("expected a re-arm")
       return
     }

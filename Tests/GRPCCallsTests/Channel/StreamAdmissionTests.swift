@@ -16,7 +16,10 @@ struct StreamAdmissionTests {
   )
 
   /// A stream on `loop` whose pipeline starts with an interpreter of `record`.
-  static func stream(_ record: ConnectionRecord, on loop: EmbeddedEventLoop) throws -> EmbeddedChannel {
+  static func stream(
+    _ record: ConnectionRecord,
+    on loop: EmbeddedEventLoop
+  ) throws -> EmbeddedChannel {
     let channel = EmbeddedChannel(handler: StreamEndInterpreter(connection: record), loop: loop)
     try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
     return channel
@@ -29,12 +32,16 @@ struct StreamAdmissionTests {
 
   /// Ends `stream` as a completed call: the server's trailers, then the stream's close.
   static func complete(_ stream: EmbeddedChannel) throws {
-    let trailers = HTTP2Frame.FramePayload.headers(.init(headers: ["grpc-status": "0"], endStream: true))
+    let trailers = HTTP2Frame.FramePayload.headers(
+      .init(headers: ["grpc-status": "0"], endStream: true)
+    )
     try stream.writeInbound(trailers)
     _ = try? stream.close().wait()
   }
 
-  @Test("a stream that flushes while the transport may be closing the connection waits, and is refused when it does close")
+  @Test(
+    "a stream that flushes while the transport may be closing the connection waits, and is refused when it does close"
+  )
   func refusedWhenTheTransportCloses() throws {
     let loop = EmbeddedEventLoop()
     let record = ConnectionRecord()
@@ -50,10 +57,16 @@ struct StreamAdmissionTests {
 
     let second = try Self.stream(record, on: loop)
     Self.open(second)
-    #expect(try second.readOutbound(as: HTTP2Frame.FramePayload.self) == nil, "the stream left before the close")
+    #expect(
+      try second.readOutbound(as: HTTP2Frame.FramePayload.self) == nil,
+      "the stream left before the close"
+    )
 
     loop.run()
-    #expect(try second.readOutbound(as: HTTP2Frame.FramePayload.self) == nil, "the stream left on a closed connection")
+    #expect(
+      try second.readOutbound(as: HTTP2Frame.FramePayload.self) == nil,
+      "the stream left on a closed connection"
+    )
     let answer = try #require(try second.readInbound(as: HTTP2Frame.FramePayload.self))
     guard case .headers(let trailers) = answer else {
       Issue.record("expected trailers, got \(answer)")
@@ -64,7 +77,9 @@ struct StreamAdmissionTests {
     #expect(record.openStreams == 0)
   }
 
-  @Test("a stream that flushes while the last one ends starts once the transport has kept the connection")
+  @Test(
+    "a stream that flushes while the last one ends starts once the transport has kept the connection"
+  )
   func startsWhenTheConnectionStays() throws {
     let loop = EmbeddedEventLoop()
     let record = ConnectionRecord()

@@ -10,7 +10,10 @@ struct TLSTests {
   static let certificates = Result { try TestCertificates() }
 
   /// TLS options trusting `roots`, for the test server at 127.0.0.1.
-  static func options(roots: String?, override: String? = TestCertificates.serverName) -> GRPCCallOptions {
+  static func options(
+    roots: String?,
+    override: String? = TestCertificates.serverName
+  ) -> GRPCCallOptions {
     var options = GRPCCallOptions()
     options.transportType = .tls
     options.pemRootCertificates = roots
@@ -18,11 +21,17 @@ struct TLSTests {
     return options
   }
 
-  static func unary(_ server: TestServer, _ options: GRPCCallOptions) async throws -> CallRecorder.Close {
-    try await server.complete("UnaryCall", try unaryRequest(responseBytes: 32), options: options).close
+  static func unary(
+    _ server: TestServer,
+    _ options: GRPCCallOptions
+  ) async throws -> CallRecorder.Close {
+    try await server.complete("UnaryCall", try unaryRequest(responseBytes: 32), options: options)
+      .close
   }
 
-  @Test("a custom root and hostNameOverride: the call succeeds; the server sees the override as :authority")
+  @Test(
+    "a custom root and hostNameOverride: the call succeeds; the server sees the override as :authority"
+  )
   func customRootWithOverride() async throws {
     let certificates = try Self.certificates.get()
     try await withTestServer(tls: certificates.serverTLS()) { server in
@@ -33,11 +42,15 @@ struct TLSTests {
     }
   }
 
-  @Test("a certificate that does not name the host: the message lists its names and the fix, word for word")
+  @Test(
+    "a certificate that does not name the host: the message lists its names and the fix, word for word"
+  )
   func certificateNamesAnotherHost() async throws {
     let certificates = try Self.certificates.get()
     try await withTestServer(tls: certificates.serverTLS()) { server in
-      let error = try #require(try await Self.unary(server, Self.options(roots: certificates.caPEM, override: nil)).error)
+      let error = try #require(
+        try await Self.unary(server, Self.options(roots: certificates.caPEM, override: nil)).error
+      )
       #expect(error.code == .unavailable)
       #expect(
         error.message
@@ -55,14 +68,19 @@ struct TLSTests {
     }
   }
 
-  @Test("a certificate that also holds the server's address is still checked for the name given: another name fails, and the server sees no call")
+  @Test(
+    "a certificate that also holds the server's address is still checked for the name given: another name fails, and the server sees no call"
+  )
   func addressDoesNotStandInForName() async throws {
     let certificates = try Self.certificates.get()
     try await withTestServer(tls: certificates.serverTLS(withAddress: true)) { server in
       // The name the certificate holds, and the address alone, both verify.
       let named = try await Self.unary(server, Self.options(roots: certificates.caPEM))
       #expect(named.error == nil, "\(String(describing: named.error))")
-      let address = try await Self.unary(server, Self.options(roots: certificates.caPEM, override: nil))
+      let address = try await Self.unary(
+        server,
+        Self.options(roots: certificates.caPEM, override: nil)
+      )
       #expect(address.error == nil, "\(String(describing: address.error))")
       let before = server.recorder.rpcs.count
 
@@ -75,7 +93,10 @@ struct TLSTests {
           == "The server's certificate names server.grpc-calls.test, 127.0.0.1; connected to wrong.example.com: "
           + "set hostNameOverride to a name the certificate holds"
       )
-      #expect(server.recorder.rpcs.count == before, "the request reached a server whose name was not verified")
+      #expect(
+        server.recorder.rpcs.count == before,
+        "the request reached a server whose name was not verified"
+      )
     }
   }
 
@@ -83,9 +104,13 @@ struct TLSTests {
   func unrelatedRoot() async throws {
     let certificates = try Self.certificates.get()
     try await withTestServer(tls: certificates.serverTLS()) { server in
-      let error = try #require(try await Self.unary(server, Self.options(roots: certificates.otherCAPEM)).error)
+      let error = try #require(
+        try await Self.unary(server, Self.options(roots: certificates.otherCAPEM)).error
+      )
       #expect(error.code == .unavailable)
-      #expect(error.message == "The TLS handshake with the server failed: CERTIFICATE_VERIFY_FAILED")
+      #expect(
+        error.message == "The TLS handshake with the server failed: CERTIFICATE_VERIFY_FAILED"
+      )
       #expect(error.cause != nil, "the full error stays in cause")
     }
   }

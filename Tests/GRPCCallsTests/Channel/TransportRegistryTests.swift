@@ -14,11 +14,17 @@ struct TransportRegistryTests {
     let recorder = InteropServerRecorder()
     let id = GRPCTransportID("test.in-process")
     registry.register(InteropServer.inProcessTransportFactory(recorder: recorder), for: id)
-    let pool = GRPCChannelPool(config: .init(idleTimeout: .seconds(30), transportRegistry: registry))
+    let pool = GRPCChannelPool(
+      config: .init(idleTimeout: .seconds(30), transportRegistry: registry)
+    )
     defer { pool.disconnectAll() }
     var options = GRPCCallOptions()
     options.transport = id
-    let client = InteropClient(target: "in-process.invalid:1", callOptions: options, channelPool: pool)
+    let client = InteropClient(
+      target: "in-process.invalid:1",
+      callOptions: options,
+      channelPool: pool
+    )
     try await client.run(.largeUnary)
     try await client.run(.pingPong)
     #expect(recorder.rpcs.count == 2)
@@ -34,12 +40,20 @@ struct TransportRegistryTests {
       var options = server.options
       options.transport = GRPCTransportID("no.such.transport")
       options.logContext = ["component": "billing"]
-      let client = InteropClient(target: server.server.target, callOptions: options, channelPool: pool)
+      let client = InteropClient(
+        target: server.server.target,
+        callOptions: options,
+        channelPool: pool
+      )
       try await client.run(.emptyUnary)
       let warning = try #require(logs.all.first { $0.level == .warning })
       #expect(warning.message.contains("no.such.transport"))
       #expect(warning.metadata["component"] == "billing")
-      #expect(logs.all.contains { $0.message == "Opened a channel" && $0.metadata["component"] == "billing" })
+      #expect(
+        logs.all.contains {
+          $0.message == "Opened a channel" && $0.metadata["component"] == "billing"
+        }
+      )
     }
   }
 
@@ -48,12 +62,18 @@ struct TransportRegistryTests {
     try await withTestServer { server in
       var options = GRPCCallOptions()  // transportType .tls by default
       options.transport = .insecure
-      let client = InteropClient(target: server.server.target, callOptions: options, channelPool: server.pool)
+      let client = InteropClient(
+        target: server.server.target,
+        callOptions: options,
+        channelPool: server.pool
+      )
       try await client.run(.emptyUnary)
     }
   }
 
-  @Test("the built-in transports are registry entries: looked up by ID, they make a transport that reaches the server")
+  @Test(
+    "the built-in transports are registry entries: looked up by ID, they make a transport that reaches the server"
+  )
   func builtInEntries() async throws {
     try await withTestServer { server in
       let registry = GRPCTransportRegistry()
@@ -64,13 +84,21 @@ struct TransportRegistryTests {
       // A transport of the app's own that delegates to the built-in entry, as an Objective-C
       // app's did to GRPCDefaultTransportImplList.
       let id = GRPCTransportID("test.delegating")
-      registry.register(GRPCClosureTransportFactory { target, options in try insecure.makeTransport(target: target, options: options) }, for: id)
+      registry.register(
+        GRPCClosureTransportFactory { target, options in
+          try insecure.makeTransport(target: target, options: options)
+        },
+        for: id
+      )
       #expect(registry.registeredIDs == [.secure, .insecure, id])
-      let pool = GRPCChannelPool(config: .init(idleTimeout: .seconds(30), transportRegistry: registry))
+      let pool = GRPCChannelPool(
+        config: .init(idleTimeout: .seconds(30), transportRegistry: registry)
+      )
       defer { pool.disconnectAll() }
       var options = GRPCCallOptions()  // transportType .tls: the entry's own type wins
       options.transport = id
-      try await InteropClient(target: server.server.target, callOptions: options, channelPool: pool).run(.largeUnary)
+      try await InteropClient(target: server.server.target, callOptions: options, channelPool: pool)
+        .run(.largeUnary)
       #expect(server.recorder.acceptedConnections == 1)
     }
   }
@@ -83,18 +111,25 @@ struct TransportRegistryTests {
     let id = GRPCTransportID("test.in-process.intercepted")
     let inProcess = InteropServer.inProcessTransportFactory(recorder: recorder)
     registry.register(
-      GRPCClosureTransportFactory(interceptorFactories: [CountingInterceptor.factory("T", log: log)]) { target, options in
+      GRPCClosureTransportFactory(interceptorFactories: [CountingInterceptor.factory("T", log: log)]
+      ) { target, options in
         try inProcess.makeTransport(target: target, options: options)
       },
       for: id
     )
-    let pool = GRPCChannelPool(config: .init(idleTimeout: .seconds(30), transportRegistry: registry))
+    let pool = GRPCChannelPool(
+      config: .init(idleTimeout: .seconds(30), transportRegistry: registry)
+    )
     defer { pool.disconnectAll() }
     var options = GRPCCallOptions()
     options.transport = id
     options.enableFlowControl = true
     options.interceptorFactories = [CountingInterceptor.factory("P", log: log)]
-    let client = InteropClient(target: "in-process.invalid:1", callOptions: options, channelPool: pool)
+    let client = InteropClient(
+      target: "in-process.invalid:1",
+      callOptions: options,
+      channelPool: pool
+    )
     let (_, close) = try await InterceptorChainTests.pingPong(client, options: options)
     #expect(close.error == nil)
     for name in ["P", "T"] {
@@ -109,7 +144,11 @@ struct TransportRegistryTests {
     try await withTestServer { server in
       var options = server.options
       options.transportType = .cronet
-      let (_, _, close) = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options)
+      let (_, _, close) = try await server.complete(
+        "EmptyCall",
+        Grpc_Testing_Empty(),
+        options: options
+      )
       #expect(close.error?.code == .unimplemented)
       #expect(close.error?.message.contains("not available on this platform") == true)
       #expect(server.recorder.acceptedConnections == 0)

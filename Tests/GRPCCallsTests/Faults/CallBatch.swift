@@ -43,7 +43,9 @@ struct CallBatch: Sendable {
       upTo seconds: Double = 120,
       until condition: @Sendable (_ closed: Int, _ failed: Int) -> Bool
     ) async -> Bool {
-      await eventually(upTo: seconds) { self.counts.withLock { condition($0.closed, $0.failed) } ? true : nil } ?? false
+      await eventually(upTo: seconds) {
+        self.counts.withLock { condition($0.closed, $0.failed) } ? true : nil
+      } ?? false
     }
   }
 
@@ -55,7 +57,7 @@ struct CallBatch: Sendable {
   func run(_ count: Int, width: Int) async throws -> [CallRecorder] {
     var recorders: [CallRecorder] = []
     recorders.reserveCapacity(count)
-    for index in 0..<count {
+    for index in 0 ..< count {
       if index >= width {
         let free = await self.progress.wait(upTo: 300) { closed, _ in closed > index - width }
         #expect(free, "no call closed for 300 s with \(width) open")
@@ -91,8 +93,16 @@ func expectEachClosedOnce(
     let code = recorder.close?.error?.code
     let held = recorder.closeCount == 1 && recorder.deliveryContractHeld && codes.contains(code)
     if !held { reported += 1 }
-    #expect(recorder.closeCount == 1, "call \(index) closed \(recorder.closeCount) times", sourceLocation: sourceLocation)
-    #expect(recorder.deliveryContractHeld, "call \(index) broke the delivery order", sourceLocation: sourceLocation)
+    #expect(
+      recorder.closeCount == 1,
+      "call \(index) closed \(recorder.closeCount) times",
+      sourceLocation: sourceLocation
+    )
+    #expect(
+      recorder.deliveryContractHeld,
+      "call \(index) broke the delivery order",
+      sourceLocation: sourceLocation
+    )
     #expect(
       codes.contains(code),
       "call \(index) closed with \(String(describing: recorder.close?.error))",

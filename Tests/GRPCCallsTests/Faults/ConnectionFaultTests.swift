@@ -21,14 +21,26 @@ struct ConnectionFaultTests {
   }
 
   /// A client of `server` through a proxy, and the proxy.
-  static func proxied(_ server: TestServer, timeout: TimeInterval = 60) throws -> (InteropClient, FaultProxy) {
+  static func proxied(
+    _ server: TestServer,
+    timeout: TimeInterval = 60
+  ) throws -> (InteropClient, FaultProxy) {
     let proxy = try FaultProxy(upstreamPort: server.server.port)
     var options = server.options
     options.timeout = timeout
-    return (InteropClient(target: "127.0.0.1:\(proxy.port)", callOptions: options, channelPool: server.pool), proxy)
+    return (
+      InteropClient(
+        target: "127.0.0.1:\(proxy.port)",
+        callOptions: options,
+        channelPool: server.pool
+      ), proxy
+    )
   }
 
-  @Test("a reset after the response headers and before the trailers: UNAVAILABLE once, then a new connection serves", arguments: RPCPath.allCases)
+  @Test(
+    "a reset after the response headers and before the trailers: UNAVAILABLE once, then a new connection serves",
+    arguments: RPCPath.allCases
+  )
   func resetMidResponse(path: RPCPath) async throws {
     try await withTestServer(path: path) { server in
       let (client, proxy) = try Self.proxied(server)
@@ -48,11 +60,16 @@ struct ConnectionFaultTests {
       let error = await recoveredError(client)
       #expect(error == nil, "the channel did not recover: \(String(describing: error))")
       #expect(recorder.closeCount == 1 && recorder.deliveryContractHeld)
-      #expect(proxy.acceptedConnections >= 2, "no new connection after \(String(describing: close.error))")
+      #expect(
+        proxy.acceptedConnections >= 2,
+        "no new connection after \(String(describing: close.error))"
+      )
     }
   }
 
-  @Test("a peer that goes silent mid-stream, without keepalive: the deadline ends the call with DEADLINE_EXCEEDED")
+  @Test(
+    "a peer that goes silent mid-stream, without keepalive: the deadline ends the call with DEADLINE_EXCEEDED"
+  )
   func silentMidStream() async throws {
     try await withTestServer { server in
       // Long enough for the first answer to come on a busy machine.
@@ -79,7 +96,9 @@ struct ConnectionFaultTests {
     }
   }
 
-  @Test("connections cut after 4 KiB under 50 calls, 10 at a time: each closes once, OK or UNAVAILABLE; then calls succeed")
+  @Test(
+    "connections cut after 4 KiB under 50 calls, 10 at a time: each closes once, OK or UNAVAILABLE; then calls succeed"
+  )
   func cutAfterBytes() async throws {
     try await withTestServer { server in
       let (client, proxy) = try Self.proxied(server)
@@ -99,7 +118,9 @@ struct ConnectionFaultTests {
     }
   }
 
-  @Test("refused connections fail a call fast with UNAVAILABLE, not at its deadline; the call waiting for ready succeeds once the port listens")
+  @Test(
+    "refused connections fail a call fast with UNAVAILABLE, not at its deadline; the call waiting for ready succeeds once the port listens"
+  )
   func refused() async throws {
     try await withTestServer { server in
       let (client, proxy) = try Self.proxied(server, timeout: 60)
@@ -127,16 +148,24 @@ struct ConnectionFaultTests {
       var request = Grpc_Testing_SimpleRequest()
       request.responseSize = 64 * 1024
       request.payload.body = Data(count: 64 * 1024)
-      for fault in [FaultProxy.Fault.delay(.milliseconds(20)), .bandwidth(bytesPerSecond: 512 * 1024)] {
+      for fault in [
+        FaultProxy.Fault.delay(.milliseconds(20)), .bandwidth(bytesPerSecond: 512 * 1024),
+      ] {
         proxy.inject(fault)
-        let recorders = try await CallBatch(client: client, method: "UnaryCall", request: try request.bytes).run(10, width: 5)
+        let recorders = try await CallBatch(
+          client: client,
+          method: "UnaryCall",
+          request: try request.bytes
+        ).run(10, width: 5)
         expectEachClosedOnce(recorders, with: [nil])
         #expect(recorders.allSatisfy { ($0.messages.first?.count ?? 0) > 64 * 1024 })
       }
     }
   }
 
-  @Test("a TLS handshake cut off: UNAVAILABLE once, saying the handshake ended early, word for word")
+  @Test(
+    "a TLS handshake cut off: UNAVAILABLE once, saying the handshake ended early, word for word"
+  )
   func tlsHandshakeCut() async throws {
     let certificates = try TLSTests.certificates.get()
     try await withTestServer(tls: certificates.serverTLS()) { server in
@@ -151,7 +180,9 @@ struct ConnectionFaultTests {
       )
       let close = try await server.completeThrough(client, "EmptyCall", Grpc_Testing_Empty())
       #expect(close.error?.code == .unavailable, "\(String(describing: close.error))")
-      #expect(close.error?.message == "The TLS handshake with the server failed: EOF during handshake")
+      #expect(
+        close.error?.message == "The TLS handshake with the server failed: EOF during handshake"
+      )
       proxy.inject(.none)
       let error = await recoveredError(client)
       #expect(error == nil, "the channel did not recover: \(String(describing: error))")

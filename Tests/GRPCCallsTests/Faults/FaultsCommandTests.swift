@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// `grpc-calls faults` measures faults under load and prints the README's table.
+/// `grpc-calls faults` measures faults under load and prints the Reliability article's table.
 @Suite("grpc-calls faults")
 struct FaultsCommandTests {
   @Test("a reset under load: the table row says what the calls did, and no call was lost")

@@ -17,14 +17,20 @@ struct LoadTests {
     ProcessInfo.processInfo.environment["GRPC_CALLS_LOAD_CALLS"].flatMap { Int($0) } ?? 500
   }
 
-  @Test("thousands of concurrent unary calls on one channel, against a server that takes 100 streams at a time: all succeed, each closes once")
+  @Test(
+    "thousands of concurrent unary calls on one channel, against a server that takes 100 streams at a time: all succeed, each closes once"
+  )
   func concurrentBeyondStreamLimit() async throws {
     let count = Self.calls
     try await withTestServer(maxConcurrentStreams: 100) { server in
       var options = server.options
       // Generous: the calls queue behind each other on a busy 2-core machine.
       options.timeout = 600
-      let client = InteropClient(target: server.server.target, callOptions: options, channelPool: server.pool)
+      let client = InteropClient(
+        target: server.server.target,
+        callOptions: options,
+        channelPool: server.pool
+      )
       var request = Grpc_Testing_SimpleRequest()
       request.responseSize = 16
       let batch = CallBatch(client: client, method: "UnaryCall", request: try request.bytes)

@@ -19,7 +19,8 @@ struct NetworkFlapTests {
 
   @Test(
     "a flap during 100 large unary calls: each closes once with OK or UNAVAILABLE; calls waiting for ready fail only on the cut connection",
-    arguments: [1, 10], [false, true]
+    arguments: [1, 10],
+    [false, true]
   )
   func flap(width: Int, waitForReady: Bool) async throws {
     try await withTestServer { server in
@@ -28,7 +29,11 @@ struct NetworkFlapTests {
       var options = server.options
       options.timeout = 60
       options.waitForReady = waitForReady
-      let client = InteropClient(target: "127.0.0.1:\(proxy.port)", callOptions: options, channelPool: server.pool)
+      let client = InteropClient(
+        target: "127.0.0.1:\(proxy.port)",
+        callOptions: options,
+        channelPool: server.pool
+      )
       let batch = CallBatch(client: client, method: "UnaryCall", request: try Self.largeRequest())
       let flapper = Task { () throws -> ContinuousClock.Instant in
         await batch.progress.wait { closed, _ in closed >= 30 }
@@ -54,10 +59,15 @@ struct NetworkFlapTests {
         // Only calls whose bytes were on the cut connection may fail (those in flight, and
         // those the client put on it before it saw the reset); the others waited for the
         // network, reconnected and succeeded.
-        let failedAfterRestart = zip(recorders, batch.progress.startTimes).filter { recorder, start in
+        let failedAfterRestart = zip(recorders, batch.progress.startTimes).filter {
+          recorder,
+          start in
           start > restarted && recorder.close?.error != nil
         }
-        #expect(failedAfterRestart.isEmpty, "\(failedAfterRestart.count) calls made after the network came back failed")
+        #expect(
+          failedAfterRestart.isEmpty,
+          "\(failedAfterRestart.count) calls made after the network came back failed"
+        )
         #expect(failed < 50, "\(failed) of 100 calls failed")
         #expect(proxy.acceptedConnections >= 2, "the calls did not reconnect")
       } else {

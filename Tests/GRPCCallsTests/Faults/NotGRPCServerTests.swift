@@ -15,7 +15,7 @@ struct NotGRPCServerTests {
     var code: RPCError.Code
     /// What the message must quote of the answer.
     var quoted: [String]
-    /// The whole message, where the README's table quotes it.
+    /// The whole message, where the Errors article quotes it.
     var message: String? = nil
 
     var testDescription: String {
@@ -34,13 +34,30 @@ struct NotGRPCServerTests {
       answer: .http2(status: 404, contentType: "text/html", body: "<h1>Not Found</h1>"),
       code: .unimplemented,
       quoted: ["404", "text/html"],
-      message: "The server answered HTTP status 404 Not Found with content-type 'text/html', not a gRPC response: "
+      message:
+        "The server answered HTTP status 404 Not Found with content-type 'text/html', not a gRPC response: "
         + "check the host, the port and the method's path, and any proxy in between"
     ),
-    Case(answer: .http2(status: 401, contentType: "text/plain", body: "no"), code: .unauthenticated, quoted: ["401"]),
-    Case(answer: .http2(status: 403, contentType: "text/plain", body: "no"), code: .permissionDenied, quoted: ["403"]),
-    Case(answer: .http2(status: 503, contentType: "text/html", body: "busy"), code: .unavailable, quoted: ["503"]),
-    Case(answer: .http2(status: 500, contentType: "text/html", body: "oops"), code: .unknown, quoted: ["500"]),
+    Case(
+      answer: .http2(status: 401, contentType: "text/plain", body: "no"),
+      code: .unauthenticated,
+      quoted: ["401"]
+    ),
+    Case(
+      answer: .http2(status: 403, contentType: "text/plain", body: "no"),
+      code: .permissionDenied,
+      quoted: ["403"]
+    ),
+    Case(
+      answer: .http2(status: 503, contentType: "text/html", body: "busy"),
+      code: .unavailable,
+      quoted: ["503"]
+    ),
+    Case(
+      answer: .http2(status: 500, contentType: "text/html", body: "oops"),
+      code: .unknown,
+      quoted: ["500"]
+    ),
     Case(
       answer: .http2(status: 200, contentType: "text/html", body: "<html></html>"),
       code: .internalError,
@@ -61,18 +78,24 @@ struct NotGRPCServerTests {
       answer: .goAway(code: .enhanceYourCalm, debugData: "too_many_pings"),
       code: .unavailable,
       quoted: ["ENHANCE_YOUR_CALM", "too_many_pings"],
-      message: "The server closed the connection (GOAWAY ENHANCE_YOUR_CALM \"too_many_pings\") before the call completed: "
+      message:
+        "The server closed the connection (GOAWAY ENHANCE_YOUR_CALM \"too_many_pings\") before the call completed: "
         + "it allows fewer keepalive pings; raise keepaliveInterval, or ask the server to permit more (grpc-go: keepalive.EnforcementPolicy)"
     ),
     Case(
       answer: .goAway(code: .noError, debugData: "max_age"),
       code: .unavailable,
       quoted: ["NO_ERROR"],
-      message: "The server closed the connection (GOAWAY NO_ERROR \"max_age\") before the call completed"
+      message:
+        "The server closed the connection (GOAWAY NO_ERROR \"max_age\") before the call completed"
     ),
   ]
 
-  @Test("the call fails with the mapped code and quotes the answer (word for word where the README quotes it)", arguments: cases, RPCPath.allCases)
+  @Test(
+    "the call fails with the mapped code and quotes the answer (word for word where the docs quote it)",
+    arguments: cases,
+    RPCPath.allCases
+  )
   func answered(_ expected: Case, path: RPCPath) async throws {
     let peer = try await NotGRPCServer.start(answering: expected.answer)
     let (close, recorder) = try await peer.emptyCall(path: path)

@@ -9,7 +9,9 @@ import Testing
 /// client's own `disconnectAll()`.
 @Suite("Server faults")
 struct ServerFaultTests {
-  @Test("a server shutting down gracefully (GOAWAY): the calls in flight complete; new calls take a new connection")
+  @Test(
+    "a server shutting down gracefully (GOAWAY): the calls in flight complete; new calls take a new connection"
+  )
   func gracefulShutdown() async throws {
     let first = try await InteropServer.start(host: "127.0.0.1", port: 0)
     let second = try await InteropServer.start(host: "127.0.0.1", port: 0)
@@ -21,8 +23,12 @@ struct ServerFaultTests {
     var options = GRPCCallOptions()
     options.transportType = .insecure
     options.timeout = 60
-    let client = InteropClient(target: "127.0.0.1:\(proxy.port)", callOptions: options, channelPool: pool)
-    let streams = try (0..<5).map { _ in
+    let client = InteropClient(
+      target: "127.0.0.1:\(proxy.port)",
+      callOptions: options,
+      channelPool: pool
+    )
+    let streams = try (0 ..< 5).map { _ in
       let (call, recorder) = try client.makeCall("StreamingOutputCall")
       call.start()
       call.writeData(try ConnectionFaultTests.slowStream(count: 10, interval: .milliseconds(100)))
@@ -72,11 +78,16 @@ struct ServerFaultTests {
     open["client streaming"] = clientRecorder
 
     #expect(await serverRecorder.wait { $0.messages.count >= 1 }, "the server stream did not start")
-    #expect(await bidiRecorder.wait { $0.messages.count >= 1 }, "the bidirectional stream did not answer")
+    #expect(
+      await bidiRecorder.wait { $0.messages.count >= 1 },
+      "the bidirectional stream did not answer"
+    )
     return open
   }
 
-  @Test("the server process killed (SIGKILL) under calls of every shape: each closes once with UNAVAILABLE; after a restart on the same port calls succeed")
+  @Test(
+    "the server process killed (SIGKILL) under calls of every shape: each closes once with UNAVAILABLE; after a restart on the same port calls succeed"
+  )
   func serverKilled() async throws {
     let first = try ToolProcess(["serve", "--port", "0"])
     let listening = try await first.line(startingWith: "listening on ")
@@ -90,7 +101,11 @@ struct ServerFaultTests {
     let client = InteropClient(target: target, callOptions: options, channelPool: pool)
 
     let streams = try await Self.openCalls(client)
-    let unary = CallBatch(client: client, method: "UnaryCall", request: try Grpc_Testing_SimpleRequest().bytes)
+    let unary = CallBatch(
+      client: client,
+      method: "UnaryCall",
+      request: try Grpc_Testing_SimpleRequest().bytes
+    )
     let killer = Task {
       await unary.progress.wait { closed, _ in closed >= 30 }
       await first.kill()
@@ -114,15 +129,21 @@ struct ServerFaultTests {
     await second.kill()
   }
 
-  @Test("disconnectAll() racing 100 calls in flight, five times: each closes once, OK or UNAVAILABLE; then calls succeed")
+  @Test(
+    "disconnectAll() racing 100 calls in flight, five times: each closes once, OK or UNAVAILABLE; then calls succeed"
+  )
   func disconnectAllRacingCalls() async throws {
     try await withTestServer { server in
       var options = server.options
       options.timeout = 60
-      let client = InteropClient(target: server.server.target, callOptions: options, channelPool: server.pool)
+      let client = InteropClient(
+        target: server.server.target,
+        callOptions: options,
+        channelPool: server.pool
+      )
       var request = Grpc_Testing_SimpleRequest()
       request.responseSize = 4096
-      for round in 0..<5 {
+      for round in 0 ..< 5 {
         let batch = CallBatch(client: client, method: "UnaryCall", request: try request.bytes)
         let disconnecter = Task {
           await batch.progress.wait { closed, _ in closed >= 10 + round * 15 }
@@ -132,7 +153,10 @@ struct ServerFaultTests {
         await disconnecter.value
         expectEachClosedOnce(recorders, with: [nil, .unavailable])
         let error = await recoveredError(client)
-        #expect(error == nil, "round \(round): the channel did not recover: \(String(describing: error))")
+        #expect(
+          error == nil,
+          "round \(round): the channel did not recover: \(String(describing: error))"
+        )
       }
     }
   }

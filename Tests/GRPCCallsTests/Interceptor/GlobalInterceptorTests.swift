@@ -13,7 +13,9 @@ struct GlobalInterceptorTests {
   func globalCounts() async throws {
     try await withTestServer { server in
       let log = InterceptorLog()
-      GRPCCall2.registerGlobalInterceptor(CountingInterceptor.factory("G", log: log, host: server.server.target))
+      GRPCCall2.registerGlobalInterceptor(
+        CountingInterceptor.factory("G", log: log, host: server.server.target)
+      )
       defer { GRPCCall2.removeAllGlobalInterceptors() }
       var options = server.options
       options.enableFlowControl = true
@@ -29,9 +31,15 @@ struct GlobalInterceptorTests {
   func globalSeesV1Calls() async throws {
     try await withTestServer { server in
       let log = InterceptorLog()
-      GRPCCall2.registerGlobalInterceptor(CountingInterceptor.factory("G", log: log, host: server.server.target))
+      GRPCCall2.registerGlobalInterceptor(
+        CountingInterceptor.factory("G", log: log, host: server.server.target)
+      )
       defer { GRPCCall2.removeAllGlobalInterceptors() }
-      let service = TestService(host: server.server.target, callOptions: server.options, channelPool: server.pool)
+      let service = TestService(
+        host: server.server.target,
+        callOptions: server.options,
+        channelPool: server.pool
+      )
       _ = try await LegacyInterceptorTests.pingPong(service)
       try await LegacyInterceptorTests.expectV1Counts(log, name: "G")
     }
@@ -62,7 +70,9 @@ struct GlobalInterceptorTests {
   func registrationIsSnapshotted() async throws {
     try await withTestServer { server in
       let log = InterceptorLog()
-      GRPCCall2.registerGlobalInterceptor(CountingInterceptor.factory("G", log: log, host: server.server.target))
+      GRPCCall2.registerGlobalInterceptor(
+        CountingInterceptor.factory("G", log: log, host: server.server.target)
+      )
       let (early, earlyRecorder) = try server.call("UnaryCall")
       GRPCCall2.removeAllGlobalInterceptors()
       #expect(GRPCCall2.globalInterceptors.isEmpty)

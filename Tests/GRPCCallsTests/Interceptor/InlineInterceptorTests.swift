@@ -24,7 +24,9 @@ struct InlineInterceptorTests {
     }
   }
 
-  @Test("inline and queued interceptors in one chain: requests go down in order, responses up in reverse")
+  @Test(
+    "inline and queued interceptors in one chain: requests go down in order, responses up in reverse"
+  )
   func mixedChain() async throws {
     try await withTestServer { server in
       let log = InterceptorLog()
@@ -47,14 +49,16 @@ struct InlineInterceptorTests {
     }
   }
 
-  @Test("20 ping-pongs at once through an inline interceptor: every call sees all its events, none overlapping")
+  @Test(
+    "20 ping-pongs at once through an inline interceptor: every call sees all its events, none overlapping"
+  )
   func concurrentCalls() async throws {
     try await withTestServer { server in
       let log = InterceptorLog()
       try await InterceptorChainTests.pingPongs(20, server) {
         CountingInterceptor.factory("I\($0)", log: log, inline: true)
       }
-      for index in 0..<20 {
+      for index in 0 ..< 20 {
         try await InterceptorChainTests.expectCounts(log, name: "I\(index)")
       }
       #expect(!log.all.contains { $0.hasSuffix("off-queue") })
@@ -65,7 +69,9 @@ struct InlineInterceptorTests {
   func lifetime() async throws {
     try await withTestServer { server in
       let made = WeakBox()
-      let options = made.options(server.options) { ClosingWithoutSuper(manager: $0, executesInline: true) }
+      let options = made.options(server.options) {
+        ClosingWithoutSuper(manager: $0, executesInline: true)
+      }
       do {
         let (call, recorder) = try server.call("UnaryCall", options: options)
         made.setCall(call)

@@ -27,7 +27,7 @@ struct InterceptorChainTests {
   ) async throws -> (recorder: CallRecorder, close: CallRecorder.Close) {
     let (call, recorder) = try client.makeCall("FullDuplexCall", options: options)
     call.start()
-    for round in 1...4 {
+    for round in 1 ... 4 {
       call.receiveNextMessages(1)
       var request = Grpc_Testing_StreamingOutputCallRequest()
       request.responseParameters = [InteropRequests.parameters(size: Int32(round * 10))]
@@ -47,7 +47,7 @@ struct InterceptorChainTests {
     factory: @escaping @Sendable (_ index: Int) -> any GRPCInterceptorFactory
   ) async throws {
     try await withThrowingTaskGroup(of: Void.self) { group in
-      for index in 0..<count {
+      for index in 0 ..< count {
         group.addTask {
           var options = server.options
           options.enableFlowControl = true
@@ -71,7 +71,9 @@ struct InterceptorChainTests {
   func passThrough() async throws {
     try await withTestServer { server in
       var options = server.options
-      options.interceptorFactories = [GRPCClosureInterceptorFactory { GRPCInterceptor(manager: $0) }]
+      options.interceptorFactories = [
+        GRPCClosureInterceptorFactory { GRPCInterceptor(manager: $0) }
+      ]
       let (recorder, close) = try await Self.pingPong(server, options: options)
       #expect(close.error == nil)
       #expect(try Self.payloadSizes(recorder) == [10, 20, 30, 40])
@@ -81,7 +83,9 @@ struct InterceptorChainTests {
     }
   }
 
-  @Test("a counting interceptor with flow control sees each event the expected number of times, on its queue")
+  @Test(
+    "a counting interceptor with flow control sees each event the expected number of times, on its queue"
+  )
   func countingWithFlowControl() async throws {
     try await withTestServer { server in
       let log = InterceptorLog()
@@ -107,30 +111,44 @@ struct InterceptorChainTests {
       "headers": 1, "data": 4, "close": 1, "didWriteData": 4, "cancel": 0,
     ]
     for (event, count) in expected {
-      #expect(log.count(name, event) == count, "\(name) saw \(event) \(log.count(name, event)) times")
+      #expect(
+        log.count(name, event) == count,
+        "\(name) saw \(event) \(log.count(name, event)) times"
+      )
     }
   }
 
-  @Test("20 calls at once through interceptors sharing one concurrent queue: each sees its events in order, one at a time")
+  @Test(
+    "20 calls at once through interceptors sharing one concurrent queue: each sees its events in order, one at a time"
+  )
   func concurrentQueue() async throws {
     try await withTestServer { server in
       let log = InterceptorLog()
       let queue = DispatchQueue(label: "shared-concurrent", attributes: .concurrent)
-      try await Self.pingPongs(20, server) { CountingInterceptor.factory("Q\($0)", log: log, queue: queue) }
-      for index in 0..<20 {
+      try await Self.pingPongs(20, server) {
+        CountingInterceptor.factory("Q\($0)", log: log, queue: queue)
+      }
+      for index in 0 ..< 20 {
         try await Self.expectCounts(log, name: "Q\(index)")
         // A call's events in the order the call made them: start, then each round's demand and
         // write, then the finish.
-        let requests = log.all.filter { $0.hasPrefix("Q\(index).") && !$0.hasSuffix("didWriteData") }
-          .map { $0.dropFirst("Q\(index).".count) }
-          .filter { ["start", "write", "finish"].contains($0) }
+        let requests = log.all.filter {
+          $0.hasPrefix("Q\(index).") && !$0.hasSuffix("didWriteData")
+        }
+        .map { $0.dropFirst("Q\(index).".count) }
+        .filter { ["start", "write", "finish"].contains($0) }
         #expect(requests == ["start", "write", "write", "write", "write", "finish"], "\(requests)")
       }
-      #expect(!log.all.contains { $0.hasSuffix("off-queue") }, "\(log.all.filter { $0.hasSuffix("off-queue") })")
+      #expect(
+        !log.all.contains { $0.hasSuffix("off-queue") },
+        "\(log.all.filter { $0.hasSuffix("off-queue") })"
+      )
     }
   }
 
-  @Test("200 writes in a burst through an interceptor on a concurrent queue reach the server in order")
+  @Test(
+    "200 writes in a burst through an interceptor on a concurrent queue reach the server in order"
+  )
   func concurrentQueueBurst() async throws {
     try await withTestServer { server in
       let log = InterceptorLog()
@@ -139,7 +157,7 @@ struct InterceptorChainTests {
       options.interceptorFactories = [CountingInterceptor.factory("B", log: log, queue: queue)]
       let (call, recorder) = try server.client.makeCall("FullDuplexCall", options: options)
       call.start()
-      for size in 1...200 {
+      for size in 1 ... 200 {
         var request = Grpc_Testing_StreamingOutputCallRequest()
         request.responseParameters = [InteropRequests.parameters(size: Int32(size))]
         call.writeData(try request.bytes)
@@ -148,19 +166,23 @@ struct InterceptorChainTests {
       let close = try #require(await recorder.waitForClose())
       #expect(close.error == nil)
       // The server answers each request in the order it got them.
-      #expect(try Self.payloadSizes(recorder) == Array(1...200))
+      #expect(try Self.payloadSizes(recorder) == Array(1 ... 200))
       #expect(log.count("B", "write") == 200)
       #expect(!log.all.contains { $0.hasSuffix("off-queue") })
     }
   }
 
-  @Test("each interceptor's events run on its own queue; requests go down in order, responses up in reverse")
+  @Test(
+    "each interceptor's events run on its own queue; requests go down in order, responses up in reverse"
+  )
   func chainOrderAndQueues() async throws {
     try await withTestServer { server in
       let log = InterceptorLog()
       var options = server.options
       options.enableFlowControl = true
-      options.interceptorFactories = ["A", "B", "C"].map { CountingInterceptor.factory($0, log: log) }
+      options.interceptorFactories = ["A", "B", "C"].map {
+        CountingInterceptor.factory($0, log: log)
+      }
       let (_, close) = try await Self.pingPong(server, options: options)
       #expect(close.error == nil)
       for name in ["A", "B", "C"] {
@@ -257,7 +279,9 @@ struct InterceptorChainTests {
     }
   }
 
-  @Test("cancel by the app with interceptors: 'Canceled by app' once; every interceptor sees the cancel")
+  @Test(
+    "cancel by the app with interceptors: 'Canceled by app' once; every interceptor sees the cancel"
+  )
   func cancelThroughChain() async throws {
     try await withTestServer { server in
       let log = InterceptorLog()
@@ -279,11 +303,15 @@ struct InterceptorChainTests {
     }
   }
 
-  @Test("an interceptor that cancels the call at its first response: CANCELLED 'Canceled', nil trailers, once")
+  @Test(
+    "an interceptor that cancels the call at its first response: CANCELLED 'Canceled', nil trailers, once"
+  )
   func interceptorCancels() async throws {
     try await withTestServer { server in
       var options = server.options
-      options.interceptorFactories = [GRPCClosureInterceptorFactory { CancellingInterceptor(manager: $0) }]
+      options.interceptorFactories = [
+        GRPCClosureInterceptorFactory { CancellingInterceptor(manager: $0) }
+      ]
       let (call, recorder) = try server.call("FullDuplexCall", options: options)
       call.start()
       var request = Grpc_Testing_StreamingOutputCallRequest()
@@ -298,15 +326,24 @@ struct InterceptorChainTests {
     }
   }
 
-  @Test("with a marshaller, an interceptor changes a field of the typed request and the server sees it")
+  @Test(
+    "with a marshaller, an interceptor changes a field of the typed request and the server sees it"
+  )
   func marshallerTypedRequest() async throws {
     try await withTestServer { server in
       var options = server.options
-      options.marshaller = GRPCProtobufMarshaller<Grpc_Testing_SimpleRequest, Grpc_Testing_SimpleResponse>()
-      options.interceptorFactories = [GRPCClosureInterceptorFactory { ResizingInterceptor(manager: $0) }]
+      options.marshaller = GRPCProtobufMarshaller<
+        Grpc_Testing_SimpleRequest, Grpc_Testing_SimpleResponse
+      >()
+      options.interceptorFactories = [
+        GRPCClosureInterceptorFactory { ResizingInterceptor(manager: $0) }
+      ]
       let handler = TypedCollector()
       let call = GRPCCall2(
-        requestOptions: try GRPCRequestOptions(host: server.server.target, path: "/grpc.testing.TestService/UnaryCall"),
+        requestOptions: try GRPCRequestOptions(
+          host: server.server.target,
+          path: "/grpc.testing.TestService/UnaryCall"
+        ),
         responseHandler: handler,
         callOptions: options,
         channelPool: server.pool
@@ -330,7 +367,10 @@ struct InterceptorChainTests {
       options.marshaller = RejectingMarshaller()
       let handler = TypedCollector()
       let call = GRPCCall2(
-        requestOptions: try GRPCRequestOptions(host: server.server.target, path: "/grpc.testing.TestService/StreamingOutputCall"),
+        requestOptions: try GRPCRequestOptions(
+          host: server.server.target,
+          path: "/grpc.testing.TestService/StreamingOutputCall"
+        ),
         responseHandler: handler,
         callOptions: options,
         channelPool: server.pool
@@ -344,7 +384,10 @@ struct InterceptorChainTests {
       call.start()
       call.writeData(try request.bytes)
       call.finish()
-      let close = try #require(await handler.waitForClose(), "the call stayed open after the parse failure")
+      let close = try #require(
+        await handler.waitForClose(),
+        "the call stayed open after the parse failure"
+      )
       #expect(close.error?.code == .internalError)
       #expect(close.error?.message == "Unable to parse response from the server")
       #expect(handler.messages.isEmpty)
@@ -355,7 +398,9 @@ struct InterceptorChainTests {
   func marshallerSerializeFailure() async throws {
     try await withTestServer { server in
       var options = server.options
-      options.marshaller = GRPCProtobufMarshaller<Grpc_Testing_SimpleRequest, Grpc_Testing_SimpleResponse>()
+      options.marshaller = GRPCProtobufMarshaller<
+        Grpc_Testing_SimpleRequest, Grpc_Testing_SimpleResponse
+      >()
       let (call, recorder) = try server.call("UnaryCall", options: options)
       call.start()
       call.writeData("not a SimpleRequest")

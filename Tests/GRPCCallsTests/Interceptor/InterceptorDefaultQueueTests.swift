@@ -10,10 +10,14 @@ import Testing
 /// element above runs its responses, so a response reaches the handler in one thread hand-off.
 @Suite("An interceptor's default queue")
 struct InterceptorDefaultQueueTests {
-  @Test("targets the response handler's queue: every event runs on the interceptor's queue, within the handler's")
+  @Test(
+    "targets the response handler's queue: every event runs on the interceptor's queue, within the handler's"
+  )
   func targetsHandlerQueue() async throws {
     let handler = NamedQueue("handler")
-    let seen = try await Self.unaryCall(handler: handler) { log in [QueueProbe.factory("I", log: log, sees: [handler])] }
+    let seen = try await Self.unaryCall(handler: handler) { log in
+      [QueueProbe.factory("I", log: log, sees: [handler])]
+    }
     #expect(seen == ["I.start: own handler", "I.close: own handler"])
   }
 
@@ -28,7 +32,11 @@ struct InterceptorDefaultQueueTests {
       ]
     }
     // A's queue was given, so it targets nothing of the call's; B's targets A's.
-    #expect(seen == ["A.start: own above", "B.start: own above", "B.close: own above", "A.close: own above"])
+    #expect(
+      seen == [
+        "A.start: own above", "B.start: own above", "B.close: own above", "A.close: own above",
+      ]
+    )
   }
 
   @Test("below an inline interceptor, targets what that one passes responses to")
@@ -60,7 +68,8 @@ struct InterceptorDefaultQueueTests {
   func responsesDeliveredInBlock(concurrentHandlerQueue: Bool) async throws {
     let queue =
       concurrentHandlerQueue
-      ? DispatchQueue(label: "test.handler", attributes: .concurrent) : DispatchQueue(label: "test.handler")
+      ? DispatchQueue(label: "test.handler", attributes: .concurrent)
+      : DispatchQueue(label: "test.handler")
     let seen = try await Self.unaryCall(handlerQueue: queue) { log, recorder in
       [HandOffProbe.factory("I", log: log, recorder: recorder)]
     }
@@ -69,7 +78,9 @@ struct InterceptorDefaultQueueTests {
 
   @Test("through two interceptors, a response reaches the handler inside the lower one's block")
   func responsesDeliveredThroughTwo() async throws {
-    let seen = try await Self.unaryCall(handlerQueue: DispatchQueue(label: "test.handler")) { log, recorder in
+    let seen = try await Self.unaryCall(handlerQueue: DispatchQueue(label: "test.handler")) {
+      log,
+      recorder in
       [
         HandOffProbe.factory("A", log: log, recorder: recorder),
         HandOffProbe.factory("B", log: log, recorder: recorder),
@@ -79,7 +90,9 @@ struct InterceptorDefaultQueueTests {
     #expect(seen == ["A.close: handler had it", "B.close: handler had it"])
   }
 
-  @Test("a handler callback delivered in the interceptor's block that cancels another call of its queue gets that close later")
+  @Test(
+    "a handler callback delivered in the interceptor's block that cancels another call of its queue gets that close later"
+  )
   func otherCallsStillScheduled() async throws {
     let queue = DispatchQueue(label: "test.handler")
     let log = InterceptorLog()
@@ -89,10 +102,13 @@ struct InterceptorDefaultQueueTests {
       otherCall.start()
       // Inside this call's close, delivered in its interceptor's block, which runs within the
       // queue the other call's handler shares: the other close must not run inside this one.
-      let recorder = CallRecorder(queue: queue, onClose: { _ in
-        otherCall.cancel()
-        log.append(["other call's closes inside: \(other.closeCount)"])
-      })
+      let recorder = CallRecorder(
+        queue: queue,
+        onClose: { _ in
+          otherCall.cancel()
+          log.append(["other call's closes inside: \(other.closeCount)"])
+        }
+      )
       var options = server.options
       options.interceptorFactories = [HandOffProbe.factory("I", log: log, recorder: recorder)]
       let (call, _) = try server.call("UnaryCall", options: options, recorder: recorder)
@@ -221,8 +237,14 @@ private final class HandOffProbe: GRPCInterceptor, @unchecked Sendable {
     super.init(manager: manager)
   }
 
-  static func factory(_ name: String, log: InterceptorLog, recorder: CallRecorder) -> GRPCClosureInterceptorFactory {
-    GRPCClosureInterceptorFactory { HandOffProbe(manager: $0, name: name, log: log, recorder: recorder) }
+  static func factory(
+    _ name: String,
+    log: InterceptorLog,
+    recorder: CallRecorder
+  ) -> GRPCClosureInterceptorFactory {
+    GRPCClosureInterceptorFactory {
+      HandOffProbe(manager: $0, name: name, log: log, recorder: recorder)
+    }
   }
 
   override func didClose(trailingMetadata: Metadata?, error: GRPCError?) {

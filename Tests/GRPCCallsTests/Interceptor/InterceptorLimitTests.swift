@@ -10,7 +10,9 @@ import Testing
 
 @Suite("What interceptors may not change")
 struct InterceptorLimitTests {
-  @Test("the transport is fixed when the call is made: an interceptor asking for TLS changes nothing")
+  @Test(
+    "the transport is fixed when the call is made: an interceptor asking for TLS changes nothing"
+  )
   func transportIsFixed() async throws {
     try await withTestServer { server in
       var options = server.options
@@ -30,7 +32,9 @@ struct InterceptorLimitTests {
   func brokenPath() async throws {
     try await withTestServer { server in
       var options = server.options
-      options.interceptorFactories = [StartRewritingInterceptor.factory { request, _ in request.path = "no-slashes" }]
+      options.interceptorFactories = [
+        StartRewritingInterceptor.factory { request, _ in request.path = "no-slashes" }
+      ]
       let (_, recorder, close) = try await server.complete(
         "UnaryCall",
         try unaryRequest(responseBytes: 20),

@@ -29,7 +29,10 @@ struct InterceptorManagerStateMachineTests {
       case .request(let request): machine.pass(request)
       case .response(let response): machine.pass(response)
       case .shutDown:
-        { machine.shutDown(); return true }()
+        {
+          machine.shutDown()
+          return true
+        }()
       }
     }
   }
@@ -39,8 +42,10 @@ struct InterceptorManagerStateMachineTests {
     var machine = Machine()
     let passed = Self.feed(
       &machine,
-      [Self.demand, Self.start, Self.write, Self.headers, Self.wrote, Self.message, Self.write,
-       Self.finish, Self.demand, Self.message, Self.close]
+      [
+        Self.demand, Self.start, Self.write, Self.headers, Self.wrote, Self.message, Self.write,
+        Self.finish, Self.demand, Self.message, Self.close,
+      ]
     )
     #expect(passed.allSatisfy { $0 })
     #expect(machine.requestPhase == .halfClosed)
@@ -62,7 +67,10 @@ struct InterceptorManagerStateMachineTests {
     var machine = Machine()
     let before = Self.feed(&machine, Array([Self.start, Self.finish].prefix(requestsBefore)))
     #expect(before.allSatisfy { $0 })
-    let passed = Self.feed(&machine, [Self.cancel, Self.cancel, Self.write, Self.demand, Self.start])
+    let passed = Self.feed(
+      &machine,
+      [Self.cancel, Self.cancel, Self.write, Self.demand, Self.start]
+    )
     #expect(passed == [true, false, false, false, false])
     #expect(machine.requestPhase == .cancelled)
   }
@@ -70,7 +78,10 @@ struct InterceptorManagerStateMachineTests {
   @Test("responses after a cancel still pass up: an interceptor may answer the call itself")
   func responsesAfterCancel() {
     var machine = Machine()
-    let passed = Self.feed(&machine, [Self.start, Self.cancel, Self.headers, Self.message, Self.close])
+    let passed = Self.feed(
+      &machine,
+      [Self.start, Self.cancel, Self.headers, Self.message, Self.close]
+    )
     #expect(passed.allSatisfy { $0 })
   }
 
@@ -85,21 +96,29 @@ struct InterceptorManagerStateMachineTests {
   @Test("the close passes once; nothing passes up after it")
   func closeOnce() {
     var machine = Machine()
-    let passed = Self.feed(&machine, [Self.message, Self.wrote, Self.close, Self.close, Self.message, Self.wrote])
+    let passed = Self.feed(
+      &machine,
+      [Self.message, Self.wrote, Self.close, Self.close, Self.message, Self.wrote]
+    )
     #expect(passed == [true, true, true, false, false, false])
   }
 
   @Test("after the close only a cancel still passes down, once")
   func cancelAfterClose() {
     var machine = Machine()
-    let passed = Self.feed(&machine, [Self.start, Self.close, Self.write, Self.finish, Self.cancel, Self.cancel])
+    let passed = Self.feed(
+      &machine,
+      [Self.start, Self.close, Self.write, Self.finish, Self.cancel, Self.cancel]
+    )
     #expect(passed == [true, true, false, false, true, false])
   }
 
   @Test("a retry takes requests back to initialized, after a cancel too; not after the close")
   func restart() {
     var machine = Machine()
-    #expect(Self.feed(&machine, [Self.start, Self.write, Self.finish, Self.cancel]).allSatisfy { $0 })
+    #expect(
+      Self.feed(&machine, [Self.start, Self.write, Self.finish, Self.cancel]).allSatisfy { $0 }
+    )
     machine.restartRequests()
     #expect(machine.requestPhase == .initialized)
     #expect(Self.feed(&machine, [Self.start, Self.write, Self.finish]) == [true, true, true])
@@ -112,7 +131,10 @@ struct InterceptorManagerStateMachineTests {
   @Test("shut down: nothing passes either way but one cancel")
   func shutDown() {
     var machine = Machine()
-    let passed = Self.feed(&machine, [Self.start, .shutDown, Self.write, Self.message, Self.close, Self.cancel])
+    let passed = Self.feed(
+      &machine,
+      [Self.start, .shutDown, Self.write, Self.message, Self.close, Self.cancel]
+    )
     #expect(passed == [true, true, false, false, false, true])
     #expect(machine.isShutDown)
   }

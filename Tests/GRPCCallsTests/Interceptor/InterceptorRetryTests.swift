@@ -9,7 +9,10 @@ import Testing
 
 @Suite("Interceptor retries over loopback")
 struct InterceptorRetryTests {
-  @Test("an interceptor retries downstream: 2 failed attempts, the 3rd succeeds", arguments: [3, 2])
+  @Test(
+    "an interceptor retries downstream: 2 failed attempts, the 3rd succeeds",
+    arguments: [3, 2]
+  )
   func retry(maxAttempts: Int) async throws {
     try await withTestServer { server in
       let id = UUID().uuidString

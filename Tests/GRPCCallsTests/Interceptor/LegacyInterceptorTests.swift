@@ -9,11 +9,13 @@ import Testing
 @Suite("Interceptors see v1 calls")
 struct LegacyInterceptorTests {
   /// A 4-round ping-pong through the generated client's v1 method and a buffered pipe.
-  static func pingPong(_ service: TestService) async throws -> LegacyRecorder<Grpc_Testing_StreamingOutputCallResponse> {
+  static func pingPong(
+    _ service: TestService
+  ) async throws -> LegacyRecorder<Grpc_Testing_StreamingOutputCallResponse> {
     let recorder = LegacyRecorder<Grpc_Testing_StreamingOutputCallResponse>()
     let pipe = GRXBufferedPipe()
     service.fullDuplexCall(withRequestsWriter: pipe, eventHandler: recorder.eventHandler)
-    for round in 1...4 {
+    for round in 1 ... 4 {
       var request = Grpc_Testing_StreamingOutputCallRequest()
       request.responseParameters = [InteropRequests.parameters(size: Int32(round * 10))]
       pipe.writeValue(request)
@@ -35,7 +37,10 @@ struct LegacyInterceptorTests {
       "headers": 1, "data": 4, "close": 1, "didWriteData": 4, "cancel": 0,
     ]
     for (event, count) in expected {
-      #expect(log.count(name, event) == count, "\(name) saw \(event) \(log.count(name, event)) times")
+      #expect(
+        log.count(name, event) == count,
+        "\(name) saw \(event) \(log.count(name, event)) times"
+      )
     }
     #expect(!log.all.contains { $0.hasSuffix("off-queue") })
   }
@@ -46,7 +51,11 @@ struct LegacyInterceptorTests {
       let log = InterceptorLog()
       var options = server.options
       options.interceptorFactories = ["A", "B"].map { CountingInterceptor.factory($0, log: log) }
-      let service = TestService(host: server.server.target, callOptions: options, channelPool: server.pool)
+      let service = TestService(
+        host: server.server.target,
+        callOptions: options,
+        channelPool: server.pool
+      )
       let recorder = try await Self.pingPong(service)
       #expect(recorder.responses.map(\.payload.body.count) == [10, 20, 30, 40])
       for name in ["A", "B"] {

@@ -21,7 +21,12 @@ struct RequestBatchTests {
       self.log.withLock { $0.append("\(self.name) \(event)") }
     }
 
-    func start(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions, writes: [any Sendable], finish: Bool) {
+    func start(
+      requestOptions: GRPCRequestOptions,
+      callOptions: GRPCCallOptions,
+      writes: [any Sendable],
+      finish: Bool
+    ) {
       self.record("start \(requestOptions.path) writes=\(writes.map { "\($0)" }) finish=\(finish)")
     }
     func write(_ message: any Sendable) { self.record("write \(message)") }
@@ -43,7 +48,9 @@ struct RequestBatchTests {
     batch.append(.finish, to: link)
     batch.append(.receiveNextMessages(3), to: link)
     batch.deliver()
-    #expect(log.withLock { $0 } == ["A start /s/m writes=[\"1\", \"2\"] finish=true", "A demand 3"])
+    #expect(
+      log.withLock { $0 } == ["A start /s/m writes=[\"1\", \"2\"] finish=true", "A demand 3"]
+    )
   }
 
   @Test("anything between the start and a write keeps its place; later writes go one by one")
@@ -57,7 +64,11 @@ struct RequestBatchTests {
     batch.append(.finish, to: link)
     batch.append(.cancel, to: link)
     batch.deliver()
-    #expect(log.withLock { $0 } == ["A start /s/m writes=[] finish=false", "A demand 1", "A write 1", "A finish", "A cancel"])
+    #expect(
+      log.withLock { $0 } == [
+        "A start /s/m writes=[] finish=false", "A demand 1", "A write 1", "A finish", "A cancel",
+      ]
+    )
   }
 
   @Test("requests to a discarded element are dropped; those to its successor merge on their own")

@@ -55,7 +55,9 @@ struct GRPCCallOptionsTests {
     #expect(UserAgent.value(for: options) == "grpc-calls/\(GRPCCallsVersion.string)")
     options.userAgentPrefix = "app/1.0"
     options.userAgentSuffix = "(linux)"
-    #expect(UserAgent.value(for: options) == "app/1.0 grpc-calls/\(GRPCCallsVersion.string) (linux)")
+    #expect(
+      UserAgent.value(for: options) == "app/1.0 grpc-calls/\(GRPCCallsVersion.string) (linux)"
+    )
   }
 }
 

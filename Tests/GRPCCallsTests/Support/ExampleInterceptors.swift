@@ -166,7 +166,9 @@ final class RetryingInterceptor: GRPCInterceptor, @unchecked Sendable {
   }
 
   override func didClose(trailingMetadata: Metadata?, error: GRPCError?) {
-    if error?.code == .unavailable, self.attempts < self.maxAttempts, let (request, options) = self.started {
+    if error?.code == .unavailable, self.attempts < self.maxAttempts,
+      let (request, options) = self.started
+    {
       self.attempts += 1
       self.headers = nil
       self.messages = []

@@ -61,7 +61,9 @@ final class NotGRPCServer: Sendable {
               RefuseOrAnswer(refuse: index < refusals, counter: counter)
             }
           case .goAway(let code, let debugData):
-            try Self.serveHTTP2(on: channel, counter: counter) { _ in GoAwayAnswer(code: code, debugData: debugData) }
+            try Self.serveHTTP2(on: channel, counter: counter) { _ in
+              GoAwayAnswer(code: code, debugData: debugData)
+            }
           case .refuseAtFirstMessageThenAnswer(let refusals):
             try Self.serveHTTP2(on: channel, counter: counter) { index in
               RefuseOrAnswer(refuse: index < refusals, atFirstMessage: true, counter: counter)
@@ -142,7 +144,10 @@ private final class HTTP2Answer: ChannelInboundHandler {
     self.answered = true
     let headers: HPACKHeaders = [":status": "\(self.status)", "content-type": self.contentType]
     context.write(self.wrapOutboundOut(.headers(.init(headers: headers))), promise: nil)
-    let data = NIOHTTP2.HTTP2Frame.FramePayload.Data(data: .byteBuffer(ByteBuffer(string: self.body)), endStream: true)
+    let data = NIOHTTP2.HTTP2Frame.FramePayload.Data(
+      data: .byteBuffer(ByteBuffer(string: self.body)),
+      endStream: true
+    )
     context.writeAndFlush(self.wrapOutboundOut(.data(data)), promise: nil)
   }
 }
@@ -165,14 +170,18 @@ private final class GoAwayAnswer: ChannelInboundHandler {
     else { return }
     let goAway = HTTP2Frame(
       streamID: .rootStream,
-      payload: .goAway(lastStreamID: streamID, errorCode: self.code, opaqueData: ByteBuffer(string: self.debugData))
+      payload: .goAway(
+        lastStreamID: streamID,
+        errorCode: self.code,
+        opaqueData: ByteBuffer(string: self.debugData)
+      )
     )
     parent.writeAndFlush(goAway).whenComplete { _ in parent.close(promise: nil) }
   }
 }
 
 /// Counts streams across connections; returns each stream's index.
-fileprivate final class StreamCounter: Sendable {
+private final class StreamCounter: Sendable {
   let value = LockedValue(0)
   /// The request bytes of each answered stream.
   let answered = LockedValue<[Int]>([])
@@ -230,7 +239,10 @@ private final class RefuseOrAnswer: ChannelInboundHandler {
     let empty = ByteBuffer(bytes: [0, 0, 0, 0, 0])
     context.write(self.wrapOutboundOut(.data(.init(data: .byteBuffer(empty)))), promise: nil)
     let trailers: HPACKHeaders = ["grpc-status": "0"]
-    context.writeAndFlush(self.wrapOutboundOut(.headers(.init(headers: trailers, endStream: true))), promise: nil)
+    context.writeAndFlush(
+      self.wrapOutboundOut(.headers(.init(headers: trailers, endStream: true))),
+      promise: nil
+    )
   }
 }
 
@@ -239,7 +251,10 @@ extension NotGRPCServer {
   /// closed, and its recorder.
   ///
   /// - Parameter transport: The transport the pool's channel runs on, if not the plain HTTP/2 one.
-  func emptyCall(path: RPCPath, transport: FailingStreams? = nil) async throws -> (CallRecorder.Close, CallRecorder) {
+  func emptyCall(
+    path: RPCPath,
+    transport: FailingStreams? = nil
+  ) async throws -> (CallRecorder.Close, CallRecorder) {
     var options = GRPCCallOptions()
     let pool: GRPCChannelPool
     if let transport {

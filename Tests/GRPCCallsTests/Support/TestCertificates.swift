@@ -48,7 +48,8 @@ struct TestCertificates: Sendable {
       issuerKey: caKey
     )
     let otherKey = Certificate.PrivateKey(P256.Signing.PrivateKey())
-    self.otherCAPEM = try Self.authority(key: otherKey, name: "unrelated CA").serializeAsPEM().pemString
+    self.otherCAPEM = try Self.authority(key: otherKey, name: "unrelated CA").serializeAsPEM()
+      .pemString
   }
 
   /// The server's identity (``serverWithAddress`` when `withAddress`), requiring client
@@ -103,7 +104,8 @@ struct TestCertificates: Sendable {
         Critical(KeyUsage(digitalSignature: true))
         try ExtendedKeyUsage([usage])
         SubjectAlternativeNames(
-          [.dnsName(name)] + (address.map { [.ipAddress(ASN1OctetString(contentBytes: $0[...]))] } ?? [])
+          [.dnsName(name)]
+            + (address.map { [.ipAddress(ASN1OctetString(contentBytes: $0[...]))] } ?? [])
         )
       },
       issuerPrivateKey: issuerKey

@@ -1,9 +1,9 @@
 import Dispatch
 import Foundation
 import GRPCCalls
-import GRPCCore
 import GRPCCallsInterop
 import GRPCCallsTestSupport
+import GRPCCore
 import Synchronization
 
 /// Events that interceptors saw, as "name.event", in the order they ran across the chain.
@@ -77,7 +77,14 @@ final class CountingInterceptor: GRPCInterceptor, @unchecked Sendable {
     queue: DispatchQueue? = nil
   ) -> GRPCClosureInterceptorFactory {
     GRPCClosureInterceptorFactory { manager in
-      CountingInterceptor(manager: manager, name: name, log: log, host: host, inline: inline, queue: queue)
+      CountingInterceptor(
+        manager: manager,
+        name: name,
+        log: log,
+        host: host,
+        inline: inline,
+        queue: queue
+      )
     }
   }
 

@@ -1,9 +1,10 @@
 import Foundation
+import Testing
+
 #if canImport(Glibc)
 import GRPCCalls
 import Glibc
 #endif
-import Testing
 
 /// The `grpc-calls` tool run as a child process, with its output (standard output and error) read
 /// line by line.
@@ -55,7 +56,9 @@ final class ToolProcess: Sendable {
     let fromSources = URL(fileURLWithPath: #filePath)
       .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
       .deletingLastPathComponent().appendingPathComponent(".build/debug/grpc-calls")
-    let found = [beside, fromSources].first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    let found = [beside, fromSources].first {
+      FileManager.default.isExecutableFile(atPath: $0.path)
+    }
     return try #require(found, "the grpc-calls tool is not built: run swift build --build-tests")
   }
 
@@ -79,13 +82,16 @@ final class ToolProcess: Sendable {
         guard !self.process.isRunning else { break }
         let how = self.process.terminationReason == .uncaughtSignal ? "signal" : "status"
         throw ToolFailure(
-          description: "grpc-calls ended (\(how) \(self.process.terminationStatus)) without a line starting with '\(prefix)'; output: \(text)"
+          description:
+            "grpc-calls ended (\(how) \(self.process.terminationStatus)) without a line starting with '\(prefix)'; output: \(text)"
         )
       }
       try await Task.sleep(for: .milliseconds(10))
     }
     let text = self.outputText
-    throw ToolFailure(description: "no line starting with '\(prefix)' within \(seconds) s; output: \(text)")
+    throw ToolFailure(
+      description: "no line starting with '\(prefix)' within \(seconds) s; output: \(text)"
+    )
   }
 
   /// Everything the tool wrote so far (standard output and error).
@@ -112,7 +118,9 @@ final class ToolProcess: Sendable {
   func kill() async {
     Glibc.kill(self.process.processIdentifier, SIGKILL)
     if await self.exitStatus(upTo: 60) == nil {
-      Issue.record("grpc-calls \(self.process.processIdentifier) did not exit within 60 s of SIGKILL")
+      Issue.record(
+        "grpc-calls \(self.process.processIdentifier) did not exit within 60 s of SIGKILL"
+      )
     }
   }
 

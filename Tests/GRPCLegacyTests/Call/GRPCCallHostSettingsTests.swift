@@ -18,7 +18,9 @@ struct GRPCCallHostSettingsTests {
     let call = GRPCCall(
       host: server.server.target,
       path: "/grpc.testing.TestService/UnaryCall",
-      requestsWriter: GRXWriter(value: try unaryRequest(responseBytes: responseBytes).serializedData()),
+      requestsWriter: GRXWriter(
+        value: try unaryRequest(responseBytes: responseBytes).serializedData()
+      ),
       channelPool: server.pool
     )
     return await withCheckedContinuation { continuation in
@@ -30,7 +32,9 @@ struct GRPCCallHostSettingsTests {
     }
   }
 
-  @Test("the host's response size limit: 4 MiB + 1 fails with 8 naming both sizes; a raised limit accepts it")
+  @Test(
+    "the host's response size limit: 4 MiB + 1 fails with 8 naming both sizes; a raised limit accepts it"
+  )
   func responseSizeLimit() async throws {
     try await withTestServer(compression: false) { server in
       let host = server.server.target
@@ -39,7 +43,10 @@ struct GRPCCallHostSettingsTests {
       #expect(error?.code == .resourceExhausted)
       #expect(error?.message == "Received message larger than max (4194305 vs. 4194304)")
       try GRPCCall.setResponseSizeLimit(6 * Self.mebibyte, forHost: host)
-      let (response, raisedError) = try await Self.unary(server, responseBytes: 4 * Self.mebibyte + 1)
+      let (response, raisedError) = try await Self.unary(
+        server,
+        responseBytes: 4 * Self.mebibyte + 1
+      )
       #expect(raisedError == nil)
       #expect(response?.count == 4 * Self.mebibyte + 1)
     }
@@ -58,10 +65,15 @@ struct GRPCCallHostSettingsTests {
         channelPool: server.pool
       )
       let error = await withCheckedContinuation { continuation in
-        call.start(with: GRXHandlerWriteable.unaryHandler { (_: Data?, error: GRPCError?) in continuation.resume(returning: error) })
+        call.start(
+          with: GRXHandlerWriteable.unaryHandler { (_: Data?, error: GRPCError?) in
+            continuation.resume(returning: error)
+          }
+        )
       }
       #expect(error == nil)
-      let agent = server.recorder.rpcs.last.map { Array($0.metadata[stringValues: "user-agent"]) } ?? []
+      let agent =
+        server.recorder.rpcs.last.map { Array($0.metadata[stringValues: "user-agent"]) } ?? []
       #expect(agent.first?.hasPrefix("HostOnly") == false, "\(agent)")
     }
   }

@@ -22,7 +22,9 @@ struct GRPCCallTests {
           if let data = value as? Data { self.state.withLock { $0.values.append(data) } }
         },
         completionHandler: { error in
-          let converted = error.map { ($0 as? GRPCError) ?? GRPCError(code: .unknown, message: "\($0)") }
+          let converted = error.map {
+            ($0 as? GRPCError) ?? GRPCError(code: .unknown, message: "\($0)")
+          }
           self.state.withLock { $0.end = .some(converted) }
         }
       )
@@ -59,7 +61,9 @@ struct GRPCCallTests {
       call.start(with: collector.writeable)
       let end = try await collector.end()
       #expect(end == nil, "\(String(describing: end))")
-      let response = try Grpc_Testing_SimpleResponse(serializedBytes: try #require(collector.values.first))
+      let response = try Grpc_Testing_SimpleResponse(
+        serializedBytes: try #require(collector.values.first)
+      )
       #expect(response.payload.body.count == 314_159)
       #expect(call.responseTrailers != nil)
     }
@@ -74,9 +78,13 @@ struct GRPCCallTests {
         return try request.serializedData()
       }
       let collector = Collector()
-      Self.call(server, "StreamingInputCall", GRXWriter(values: requests)).start(with: collector.writeable)
+      Self.call(server, "StreamingInputCall", GRXWriter(values: requests)).start(
+        with: collector.writeable
+      )
       #expect(try await collector.end() == nil)
-      let response = try Grpc_Testing_StreamingInputCallResponse(serializedBytes: try #require(collector.values.first))
+      let response = try Grpc_Testing_StreamingInputCallResponse(
+        serializedBytes: try #require(collector.values.first)
+      )
       #expect(response.aggregatedPayloadSize == 74922)
     }
   }
@@ -91,14 +99,19 @@ struct GRPCCallTests {
         return parameters
       }
       let collector = Collector()
-      Self.call(server, "StreamingOutputCall", GRXWriter(value: try request.serializedData())).start(with: collector.writeable)
+      Self.call(server, "StreamingOutputCall", GRXWriter(value: try request.serializedData()))
+        .start(with: collector.writeable)
       #expect(try await collector.end() == nil)
-      let sizes = try collector.values.map { try Grpc_Testing_StreamingOutputCallResponse(serializedBytes: $0).payload.body.count }
+      let sizes = try collector.values.map {
+        try Grpc_Testing_StreamingOutputCallResponse(serializedBytes: $0).payload.body.count
+      }
       #expect(sizes == [31415, 9, 2653, 58979])
     }
   }
 
-  @Test("ping-pong through a buffered pipe: four rounds, each request written after the last response")
+  @Test(
+    "ping-pong through a buffered pipe: four rounds, each request written after the last response"
+  )
   func pingPong() async throws {
     try await withTestServer { server in
       let sizes = [(31415, 27182), (9, 8), (2653, 1828), (58979, 45904)]
@@ -116,8 +129,13 @@ struct GRPCCallTests {
       let end = LockedValue<GRPCError??>(nil)
       let writeable = GRXHandlerWriteable(
         valueHandler: { value in
-          let size = (try? Grpc_Testing_StreamingOutputCallResponse(serializedBytes: value as! Data))?.payload.body.count ?? -1
-          let count = received.withLock { $0.append(size); return $0.count }
+          let size =
+            (try? Grpc_Testing_StreamingOutputCallResponse(serializedBytes: value as! Data))?
+            .payload.body.count ?? -1
+          let count = received.withLock {
+            $0.append(size)
+            return $0.count
+          }
           if count < requests.count {
             pipe.writeValue(requests[count])
           } else {
@@ -144,7 +162,10 @@ struct GRPCCallTests {
       // As in gRPC Objective-C, the call has finished when cancel returns.
       #expect(call.state == .finished)
       let end = try await collector.end()
-      #expect(end?.code == .cancelled && end?.message == "Canceled by app", "\(String(describing: end))")
+      #expect(
+        end?.code == .cancelled && end?.message == "Canceled by app",
+        "\(String(describing: end))"
+      )
       #expect(call.responseTrailers == nil)
       #expect(await eventually { pipe.state == .finished ? true : nil } == true)
     }
@@ -157,14 +178,20 @@ struct GRPCCallTests {
       var parameters = Grpc_Testing_ResponseParameters()
       parameters.intervalUs = 1_000_000
       sleepy.responseParameters = [parameters]
-      let timed = Self.call(server, "StreamingOutputCall", GRXWriter(value: try sleepy.serializedData()))
+      let timed = Self.call(
+        server,
+        "StreamingOutputCall",
+        GRXWriter(value: try sleepy.serializedData())
+      )
       timed.timeout = 0.001
       let timedOut = Collector()
       timed.start(with: timedOut.writeable)
       #expect(try await timedOut.end()?.code == .deadlineExceeded)
 
       let missing = Collector()
-      Self.call(server, "UnimplementedCall", GRXWriter(value: Data())).start(with: missing.writeable)
+      Self.call(server, "UnimplementedCall", GRXWriter(value: Data())).start(
+        with: missing.writeable
+      )
       #expect(try await missing.end()?.code == .unimplemented)
     }
     let unreachable = Collector()
@@ -179,7 +206,9 @@ struct GRPCCallTests {
     #expect(try await unreachable.end()?.code == .unavailable)
   }
 
-  @Test("calls on a channel backing off after failed connects end UNAVAILABLE, never with the requests writer's error")
+  @Test(
+    "calls on a channel backing off after failed connects end UNAVAILABLE, never with the requests writer's error"
+  )
   func failingAtOnceKeepsItsStatus() async throws {
     // The first call's connect fails and the channel backs off: each later call fails as soon
     // as it starts, racing the start of its requests writer.
@@ -188,7 +217,7 @@ struct GRPCCallTests {
     var options = GRPCCallOptions()
     options.transportType = .insecure
     var codes: [String: Int] = [:]
-    for _ in 0..<200 {
+    for _ in 0 ..< 200 {
       let collector = Collector()
       GRPCCall(
         host: "127.0.0.1:1",
@@ -207,13 +236,28 @@ struct GRPCCallTests {
   func metadata() async throws {
     try await withTestServer { server in
       let collector = Collector()
-      let call = Self.call(server, "UnaryCall", GRXWriter(value: try Grpc_Testing_SimpleRequest().serializedData()))
-      call.requestHeaders.addString("test_initial_metadata_value", forKey: "x-grpc-test-echo-initial")
+      let call = Self.call(
+        server,
+        "UnaryCall",
+        GRXWriter(value: try Grpc_Testing_SimpleRequest().serializedData())
+      )
+      call.requestHeaders.addString(
+        "test_initial_metadata_value",
+        forKey: "x-grpc-test-echo-initial"
+      )
       call.requestHeaders.addBinary([0xab, 0xab, 0xab], forKey: "x-grpc-test-echo-trailing-bin")
       call.start(with: collector.writeable)
       #expect(try await collector.end() == nil)
-      #expect(call.responseHeaders.map { Array($0[stringValues: "x-grpc-test-echo-initial"]) } == ["test_initial_metadata_value"])
-      #expect(call.responseTrailers.map { Array($0[binaryValues: "x-grpc-test-echo-trailing-bin"]) } == [[0xab, 0xab, 0xab]])
+      #expect(
+        call.responseHeaders.map { Array($0[stringValues: "x-grpc-test-echo-initial"]) } == [
+          "test_initial_metadata_value"
+        ]
+      )
+      #expect(
+        call.responseTrailers.map { Array($0[binaryValues: "x-grpc-test-echo-trailing-bin"]) } == [
+          [0xab, 0xab, 0xab]
+        ]
+      )
     }
   }
 
@@ -231,18 +275,21 @@ struct GRPCCallTests {
         channelPool: server.pool
       ).start(with: collector.writeable)
       #expect(try await collector.end() == nil)
-      let agent = server.recorder.rpcs.last.map { Array($0.metadata[stringValues: "user-agent"]) } ?? []
+      let agent =
+        server.recorder.rpcs.last.map { Array($0.metadata[stringValues: "user-agent"]) } ?? []
       #expect(agent.first?.hasPrefix("Foo ") == true, "\(agent)")
     }
   }
 
-  @Test("a paused call holds a 64 KiB-message server stream within the flow-control bound; resumed, every message arrives")
+  @Test(
+    "a paused call holds a 64 KiB-message server stream within the flow-control bound; resumed, every message arrives"
+  )
   func pausedCallIsBackPressured() async throws {
-    // Uncompressed: the bound is in bytes on the wire (README, "Flow control").
+    // Uncompressed: the bound is in bytes on the wire (the Flow control article).
     try await withTestServer(compression: false) { server in
       let messages = 2000
       var request = Grpc_Testing_StreamingOutputCallRequest()
-      request.responseParameters = (0..<messages).map { _ in
+      request.responseParameters = (0 ..< messages).map { _ in
         var parameters = Grpc_Testing_ResponseParameters()
         parameters.size = 64 * 1024
         return parameters
@@ -264,18 +311,31 @@ struct GRPCCallTests {
       call.start(
         with: GRXHandlerWriteable(
           valueHandler: { _ in
-            if count.withLock({ $0 += 1; return $0 }) == 1 { call.state = .paused }
+            if count.withLock({
+              $0 += 1
+              return $0
+            }) == 1 {
+              call.state = .paused
+            }
           },
           completionHandler: { error in end.withLock { $0 = .some(error as? GRPCError) } }
         )
       )
       // Wait for the first message and the pause it caused, however slow the machine.
-      let paused = await eventually(upTo: 60) { count.withLock { $0 } == 1 && call.state == .paused ? true : nil }
+      let paused = await eventually(upTo: 60) {
+        count.withLock { $0 } == 1 && call.state == .paused ? true : nil
+      }
       try #require(paused == true, "the first message never arrived")
       // Then for the server to stop sending: the bytes it sent hold still for a second.
-      let sent = try #require(await steadyValue { proxy.serverBytes }, "the server never stopped sending")
+      let sent = try #require(
+        await steadyValue { proxy.serverBytes },
+        "the server never stopped sending"
+      )
       #expect(count.withLock { $0 } == 1)
-      #expect(sent <= FlowControlBounds.wireLead(window: 1 << 20), "the server sent \(sent >> 10) KiB ahead")
+      #expect(
+        sent <= FlowControlBounds.wireLead(window: 1 << 20),
+        "the server sent \(sent >> 10) KiB ahead"
+      )
       call.state = .started
       // 128 MiB through the proxy, on a busy machine: a generous wait.
       let closed = await eventually(upTo: 300) { end.withLock { $0 } }
@@ -306,7 +366,10 @@ struct GRPCCallTests {
       Self.call(server, "EmptyCall", used).start(with: collector.writeable)
       let end = try await collector.end()
       #expect(end?.code == .failedPrecondition, "\(String(describing: end))")
-      #expect(end?.message == "The writer has already finished: a GRXWriter can be started once; make a new one")
+      #expect(
+        end?.message
+          == "The writer has already finished: a GRXWriter can be started once; make a new one"
+      )
     }
   }
 }

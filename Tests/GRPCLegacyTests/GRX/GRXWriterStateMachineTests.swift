@@ -27,7 +27,10 @@ struct GRXWriterStateMachineTests {
     machine.enqueue(.value(2))
     machine.enqueue(.finish(nil))
     #expect(Self.deliver(&machine) == [])
-    guard case .started = machine.start() else { Issue.record("did not start"); return }
+    guard case .started = machine.start() else {
+      Issue.record("did not start")
+      return
+    }
     #expect(Self.deliver(&machine) == ["1", "2", "end"])
     #expect(machine.state == .finished)
   }
@@ -41,7 +44,10 @@ struct GRXWriterStateMachineTests {
     machine.enqueue(.finish(nil))
     #expect(Self.deliver(&machine) == [])
     let resumed = machine.set(.started)
-    guard case .resumed = resumed else { Issue.record("did not resume"); return }
+    guard case .resumed = resumed else {
+      Issue.record("did not resume")
+      return
+    }
     #expect(Self.deliver(&machine) == ["1", "end"])
   }
 
@@ -63,21 +69,33 @@ struct GRXWriterStateMachineTests {
     _ = machine.start()
     machine.enqueue(.value(1))
     let stopped = machine.set(.finished)
-    guard case .stopped = stopped else { Issue.record("did not stop"); return }
+    guard case .stopped = stopped else {
+      Issue.record("did not stop")
+      return
+    }
     machine.enqueue(.value(2))
     #expect(Self.deliver(&machine) == [])
     let restarted = machine.set(.started)
-    guard case .none = restarted else { Issue.record("a finished writer resumed"); return }
+    guard case .none = restarted else {
+      Issue.record("a finished writer resumed")
+      return
+    }
     let owed = machine.finishNow(nil)
     #expect(!owed)
-    guard case .refused(.finished) = machine.start() else { Issue.record("a finished writer started"); return }
+    guard case .refused(.finished) = machine.start() else {
+      Issue.record("a finished writer started")
+      return
+    }
   }
 
   @Test("a second start is refused; nothing after an end is accepted")
   func startOnceEndOnce() {
     var machine = Machine()
     _ = machine.start()
-    guard case .refused(.started) = machine.start() else { Issue.record("started twice"); return }
+    guard case .refused(.started) = machine.start() else {
+      Issue.record("started twice")
+      return
+    }
     machine.enqueue(.finish(nil))
     machine.enqueue(.value(1))
     #expect(Self.deliver(&machine) == ["end"])

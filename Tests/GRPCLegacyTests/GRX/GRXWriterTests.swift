@@ -7,7 +7,9 @@ import Testing
 
 /// Records what a writer wrote, and whether callbacks ever overlapped.
 final class RecordingWriteable: GRXWriteable {
-  private let state = LockedValue<(values: [String], ends: [String], inside: Bool, overlapped: Bool)>(([], [], false, false))
+  private let state = LockedValue<
+    (values: [String], ends: [String], inside: Bool, overlapped: Bool)
+  >(([], [], false, false))
   private let onValue: @Sendable (RecordingWriteable, Int) -> Void
 
   init(onValue: @escaping @Sendable (RecordingWriteable, Int) -> Void = { _, _ in }) {
@@ -19,7 +21,10 @@ final class RecordingWriteable: GRXWriteable {
   var overlapped: Bool { self.state.withLock { $0.overlapped } }
 
   func writeValue(_ value: any Sendable) {
-    let count = self.enter { $0.values.append("\(value)"); return $0.values.count }
+    let count = self.enter {
+      $0.values.append("\(value)")
+      return $0.values.count
+    }
     self.onValue(self, count)
     self.leave()
   }
@@ -32,7 +37,9 @@ final class RecordingWriteable: GRXWriteable {
     self.leave()
   }
 
-  private func enter(_ body: (inout (values: [String], ends: [String], inside: Bool, overlapped: Bool)) -> Int) -> Int {
+  private func enter(
+    _ body: (inout (values: [String], ends: [String], inside: Bool, overlapped: Bool)) -> Int
+  ) -> Int {
     self.state.withLock { state in
       if state.inside { state.overlapped = true }
       state.inside = true
@@ -63,7 +70,9 @@ struct GRXWriterTests {
       let calls = LockedValue<[String]>([])
       writer.start(
         with: GRXHandlerWriteable(singleHandler: { value, error in
-          let text = value.map { "value \($0)" } ?? "error \((error as? GRPCError).map { "\($0.code.rawValue) \($0.message)" } ?? "\(error!)")"
+          let text =
+            value.map { "value \($0)" }
+            ?? "error \((error as? GRPCError).map { "\($0.code.rawValue) \($0.message)" } ?? "\(error!)")"
           calls.withLock { $0.append(text) }
         })
       )
@@ -74,17 +83,23 @@ struct GRXWriterTests {
     pipe.writeValue(7)
     pipe.writesFinished(withError: TestError())
     #expect(run(pipe) == ["value 7"])
-    #expect(run(GRXWriter(error: GRPCError(code: .unavailable, message: "down"))) == ["error 14 down"])
+    #expect(
+      run(GRXWriter(error: GRPCError(code: .unavailable, message: "down"))) == ["error 14 down"]
+    )
     #expect(run(GRXWriter.empty()) == ["error 13 The writer finished without producing any value."])
   }
 
-  @Test("the generated methods' unary handler answers once, at the end: the error wins over a value")
+  @Test(
+    "the generated methods' unary handler answers once, at the end: the error wins over a value"
+  )
   func unaryHandler() {
     func run(_ writer: GRXWriter) -> [String] {
       let calls = LockedValue<[String]>([])
       writer.start(
         with: GRXHandlerWriteable.unaryHandler { (value: Int?, error: GRPCError?) in
-          let text = value.map { "value \($0)" } ?? "error \(error.map { "\($0.code.rawValue) \($0.message)" } ?? "none")"
+          let text =
+            value.map { "value \($0)" }
+            ?? "error \(error.map { "\($0.code.rawValue) \($0.message)" } ?? "none")"
           calls.withLock { $0.append(text) }
         }
       )
@@ -95,7 +110,9 @@ struct GRXWriterTests {
     pipe.writeValue(7)
     pipe.writesFinished(withError: GRPCError(code: .unknown, message: "failed after a response"))
     #expect(run(pipe) == ["error 2 failed after a response"])
-    #expect(run(GRXWriter(error: TestError())) == ["error 2 The requests writer failed: TestError()"])
+    #expect(
+      run(GRXWriter(error: TestError())) == ["error 2 The requests writer failed: TestError()"]
+    )
     #expect(run(GRXWriter.empty()) == ["error 13 The server closed the call without a response"])
   }
 
@@ -104,7 +121,9 @@ struct GRXWriterTests {
     let events = LockedValue<[String]>([])
     GRXWriter(values: ["a", "b"]).start(
       with: GRXHandlerWriteable(eventHandler: { done, value, error in
-        events.withLock { $0.append("\(done) \(value.map { "\($0)" } ?? "-") \(error == nil ? "ok" : "error")") }
+        events.withLock {
+          $0.append("\(done) \(value.map { "\($0)" } ?? "-") \(error == nil ? "ok" : "error")")
+        }
       })
     )
     #expect(events.withLock { $0 } == ["false a ok", "false b ok", "true - ok"])
@@ -174,14 +193,20 @@ struct GRXWriterTests {
     #expect(quiet.values.isEmpty && quiet.ends.isEmpty)
   }
 
-  @Test("a started or finished writer given to another writeable: FAILED_PRECONDITION, writer untouched")
+  @Test(
+    "a started or finished writer given to another writeable: FAILED_PRECONDITION, writer untouched"
+  )
   func startOnce() {
     let writer = GRXWriter(values: [1])
     writer.start(with: RecordingWriteable())
     let second = RecordingWriteable()
     writer.start(with: second)
     #expect(second.values.isEmpty)
-    #expect(second.ends == ["The writer has already finished: a GRXWriter can be started once; make a new one"])
+    #expect(
+      second.ends == [
+        "The writer has already finished: a GRXWriter can be started once; make a new one"
+      ]
+    )
   }
 
   @Test("a paused pipe holding values is freed with its writeable when released")
@@ -193,7 +218,7 @@ struct GRXWriterTests {
       let writeable = RecordingWriteable()
       pipe.start(with: writeable)
       pipe.state = .paused
-      for value in 0..<100 { pipe.writeValue(value) }
+      for value in 0 ..< 100 { pipe.writeValue(value) }
       weakPipe = pipe
       weakWriteable = writeable
     }
@@ -207,7 +232,7 @@ struct GRXWriterTests {
     let writeable = RecordingWriteable()
     pipe.start(with: writeable)
     DispatchQueue.concurrentPerform(iterations: 8) { thread in
-      for index in 0..<500 {
+      for index in 0 ..< 500 {
         pipe.writeValue(thread * 1000 + index)
         if index % 100 == 0 {
           pipe.state = .paused

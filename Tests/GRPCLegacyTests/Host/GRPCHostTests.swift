@@ -36,7 +36,10 @@ struct GRPCHostTests {
     #expect(options.compressionAlgorithm == .gzip)
     #expect(options.keepaliveInterval == 1.5 && options.keepaliveTimeout == 0.25)
     #expect(options.enableRetry == false)
-    #expect(options.connectMinTimeout == 0.3 && options.connectInitialBackoff == 0.1 && options.connectMaxBackoff == 2)
+    #expect(
+      options.connectMinTimeout == 0.3 && options.connectInitialBackoff == 0.1
+        && options.connectMaxBackoff == 2
+    )
     #expect(options.transportType == .insecure)
     #expect(options.logContext == ["component": "legacy"])
   }
@@ -47,14 +50,19 @@ struct GRPCHostTests {
     let other = try GRPCHost.callOptions(forHost: "isolated-b.example.test")
     #expect(other.userAgentPrefix == nil)
     #expect(other.transportType == .tls)
-    #expect(try GRPCHost.host(withAddress: "isolated-b.example.test").settings == GRPCHostSettings())
+    #expect(
+      try GRPCHost.host(withAddress: "isolated-b.example.test").settings == GRPCHostSettings()
+    )
   }
 
   @Test(
     "bad hosts and values throw INVALID_ARGUMENT saying what is wrong",
     arguments: [
       ("", "The host is empty: pass a host name or address, e.g. \"example.com:443\""),
-      ("http://x", "Invalid host 'http://x': 'http' is not a gRPC target scheme: use host:port, dns:, ipv4:, ipv6: or unix:"),
+      (
+        "http://x",
+        "Invalid host 'http://x': 'http' is not a gRPC target scheme: use host:port, dns:, ipv4:, ipv6: or unix:"
+      ),
     ]
   )
   func badHosts(host: String, message: String) {
@@ -69,15 +77,21 @@ struct GRPCHostTests {
   func badValues() {
     let host = "bad-values.example.test"
     #expect(throws: GRPCError.self) { try GRPCHost.setResponseSizeLimit(-1, forHost: host) }
-    #expect(throws: GRPCError.self) { try GRPCHost.setKeepalive(interval: -5, timeout: 0, forHost: host) }
-    #expect(throws: GRPCError.self) { try GRPCHost.setMinConnectTimeout(0, initialBackoff: -1, maxBackoff: 0, forHost: host) }
+    #expect(throws: GRPCError.self) {
+      try GRPCHost.setKeepalive(interval: -5, timeout: 0, forHost: host)
+    }
+    #expect(throws: GRPCError.self) {
+      try GRPCHost.setMinConnectTimeout(0, initialBackoff: -1, maxBackoff: 0, forHost: host)
+    }
     #expect {
       try GRPCHost.setTLSPEMRootCerts(nil, withPrivateKey: "key", forHost: host)
     } throws: { error in
       (error as? GRPCError)?.message
         == "Invalid host setting: a client private key and certificate chain go together: give both or neither"
     }
-    #expect(throws: GRPCError.self) { try GRPCHost.useTestCertsPath("/no/such/file.pem", testName: "x", forHost: host) }
+    #expect(throws: GRPCError.self) {
+      try GRPCHost.useTestCertsPath("/no/such/file.pem", testName: "x", forHost: host)
+    }
   }
 
   @Test("resetting forgets every host's settings")
@@ -92,7 +106,9 @@ struct GRPCHostTests {
     #expect(table.host("other.example.test:443").settings.userAgentPrefix == nil)
   }
 
-  @Test("a host's user agent prefix and insecure setting reach the wire, and never another host's calls")
+  @Test(
+    "a host's user agent prefix and insecure setting reach the wire, and never another host's calls"
+  )
   func reachesTheWire() async throws {
     try await withTestServer { server in
       try await withTestServer { other in
@@ -104,7 +120,8 @@ struct GRPCHostTests {
         for (target, expectsFoo) in [(server, true), (other, false)] {
           let close = try await Self.emptyCall(to: target)
           #expect(close?.error == nil, "\(String(describing: close?.error))")
-          let agent = target.recorder.rpcs.last.map { Array($0.metadata[stringValues: "user-agent"]) } ?? []
+          let agent =
+            target.recorder.rpcs.last.map { Array($0.metadata[stringValues: "user-agent"]) } ?? []
           #expect(agent.first?.hasPrefix("Foo ") == expectsFoo, "\(agent)")
           #expect(agent.first?.contains("grpc-calls/") == true, "\(agent)")
         }
@@ -117,7 +134,10 @@ struct GRPCHostTests {
     let host = server.server.target
     let recorder = CallRecorder()
     let call = GRPCCall2(
-      requestOptions: try GRPCRequestOptions(host: host, path: "/grpc.testing.TestService/EmptyCall"),
+      requestOptions: try GRPCRequestOptions(
+        host: host,
+        path: "/grpc.testing.TestService/EmptyCall"
+      ),
       responseHandler: recorder,
       callOptions: try GRPCHost.callOptions(forHost: host),
       channelPool: server.pool

@@ -27,7 +27,8 @@ struct GeneratedV1Tests {
       let recorder = LegacyRecorder<Grpc_Testing_Empty>()
       service.emptyCall(with: Grpc_Testing_Empty(), handler: recorder.handler)
       try await recorder.expectEnd(nil)
-      let agent = server.recorder.rpcs.last.map { Array($0.metadata[stringValues: "user-agent"]) } ?? []
+      let agent =
+        server.recorder.rpcs.last.map { Array($0.metadata[stringValues: "user-agent"]) } ?? []
       #expect(agent.first?.hasPrefix("Ported ") == true, "\(agent)")
     }
   }
@@ -38,21 +39,34 @@ struct GeneratedV1Tests {
       let service = TestService(host: server.server.target, channelPool: server.pool)
       let recorder = LegacyRecorder<Grpc_Testing_Empty>()
       service.emptyCall(with: Grpc_Testing_Empty(), handler: recorder.handler)
-      try await recorder.expectEnd(.unavailable, message: "The server does not speak TLS: set transportType to .insecure to call a plaintext server")
+      try await recorder.expectEnd(
+        .unavailable,
+        message:
+          "The server does not speak TLS: set transportType to .insecure to call a plaintext server"
+      )
     }
   }
 
-  @Test("an interceptor that passes on a response of another type fails the v1 call with INTERNAL naming it")
+  @Test(
+    "an interceptor that passes on a response of another type fails the v1 call with INTERNAL naming it"
+  )
   func wrongResponseType() async throws {
     try await withTestServer { server in
       var options = server.options
-      options.interceptorFactories = [GRPCClosureInterceptorFactory { BytesInsteadOfMessages(manager: $0) }]
-      let service = TestService(host: server.server.target, callOptions: options, channelPool: server.pool)
+      options.interceptorFactories = [
+        GRPCClosureInterceptorFactory { BytesInsteadOfMessages(manager: $0) }
+      ]
+      let service = TestService(
+        host: server.server.target,
+        callOptions: options,
+        channelPool: server.pool
+      )
       let recorder = LegacyRecorder<Grpc_Testing_SimpleResponse>()
       service.unaryCall(with: Grpc_Testing_SimpleRequest(), handler: recorder.handler)
       try await recorder.expectEnd(
         .internalError,
-        message: "Received a Data as a response of a call whose responses are grpc.testing.SimpleResponse: "
+        message:
+          "Received a Data as a response of a call whose responses are grpc.testing.SimpleResponse: "
           + "an interceptor passed on a message of another type"
       )
       #expect(recorder.responses.isEmpty)
@@ -62,7 +76,11 @@ struct GeneratedV1Tests {
   @Test("start() twice starts the call once; the handler is called once")
   func startTwice() async throws {
     try await withTestServer { server in
-      let service = TestService(host: server.server.target, callOptions: server.options, channelPool: server.pool)
+      let service = TestService(
+        host: server.server.target,
+        callOptions: server.options,
+        channelPool: server.pool
+      )
       let recorder = LegacyRecorder<Grpc_Testing_Empty>()
       let call = service.rpcToEmptyCall(with: Grpc_Testing_Empty(), handler: recorder.handler)
       call.start()

@@ -35,7 +35,7 @@ struct AsyncBenchClient: BenchClient {
     let (pongs, pongSeen) = AsyncStream.makeStream(of: Void.self)
     let received: Int = try await self.service.fullDuplexCall { writer in
       var seen = pongs.makeAsyncIterator()
-      for index in 0..<rounds {
+      for index in 0 ..< rounds {
         // The reader stopped (the call failed or ended): the count below says so.
         if index > 0, await seen.next() == nil { return }
         try await writer.write(message)

@@ -32,10 +32,13 @@ struct CallsBenchClient: BenchClient {
     options.transportType = .insecure
     options.flushCoalescing = flushCoalescing
     options.enableFlowControl = flowControl
-    options.interceptorFactories = Array(
-      repeating: GRPCClosureInterceptorFactory { GRPCInterceptor(manager: $0, executesInline: inline) },
-      count: passThroughInterceptors
-    ) + interceptors
+    options.interceptorFactories =
+      Array(
+        repeating: GRPCClosureInterceptorFactory {
+          GRPCInterceptor(manager: $0, executesInline: inline)
+        },
+        count: passThroughInterceptors
+      ) + interceptors
     self.options = options
   }
 
@@ -55,7 +58,8 @@ struct CallsBenchClient: BenchClient {
       // Callbacks run one at a time, so the lock only publishes the call to them; it is dropped
       // at the close, which breaks the call -> handler -> call cycle.
       let state = LockedValue<(call: GRPCCall2?, answered: Int)>((nil, 0))
-      let handler = GRPCCallbackResponseHandler(queue: DispatchQueue(label: "bench.ping-pong")) { _ in
+      let handler = GRPCCallbackResponseHandler(queue: DispatchQueue(label: "bench.ping-pong")) {
+        _ in
         lap()
         let (call, answered) = state.withLock { state in
           state.answered += 1
@@ -92,7 +96,11 @@ struct CallsBenchClient: BenchClient {
 
   func serverStream(_ request: Data) async throws -> (messages: Int, bytes: Int) {
     // Under flow control, ask for everything: this scenario measures throughput.
-    try await self.countedResponses(BenchMethod.streamingOutput, request: request, demand: Int.max / 2)
+    try await self.countedResponses(
+      BenchMethod.streamingOutput,
+      request: request,
+      demand: Int.max / 2
+    )
   }
 
   func close() {

@@ -43,7 +43,7 @@ struct CoreBenchClient: BenchClient {
       options: .defaults
     ) { response in
       var iterator = response.messages.makeAsyncIterator()
-      for _ in 0..<rounds {
+      for _ in 0 ..< rounds {
         sink.yield(request)
         guard try await iterator.next() != nil else {
           throw BenchFailure(description: "ping-pong stream ended early")
@@ -84,7 +84,11 @@ struct CoreBenchClient: BenchClient {
 
 /// The transport every Swift bench client below GRPCCall2 uses: the settings GRPCCall2 uses.
 enum BenchTransport {
-  static func make(host: String, port: Int, flushCoalescing: Bool) throws
+  static func make(
+    host: String,
+    port: Int,
+    flushCoalescing: Bool
+  ) throws
     -> HTTP2ClientTransport.Posix
   {
     var config = HTTP2ClientTransport.Posix.Config.defaults

@@ -10,7 +10,11 @@ struct RawTransportBenchClient: BenchClient {
   private let running: Task<Void, Never>
 
   init(host: String, port: Int, flushCoalescing: Bool) throws {
-    let transport = try BenchTransport.make(host: host, port: port, flushCoalescing: flushCoalescing)
+    let transport = try BenchTransport.make(
+      host: host,
+      port: port,
+      flushCoalescing: flushCoalescing
+    )
     self.transport = transport
     self.running = Task { try? await transport.connect() }
   }

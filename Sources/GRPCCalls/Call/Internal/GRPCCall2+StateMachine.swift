@@ -1,0 +1,231 @@
+internal import GRPCCore
+
+extension GRPCCall2 {
+  /// A call's whole state, both halves, free of I/O.
+  ///
+  /// Request half (what the application asks of the RPC):
+  /// ```
+  ///            start                     finish
+  ///  ┌──────┐ ───────▶ ┌─────────┐ ─────────────▶ ┌─────────────┐
+  ///  │ idle │          │ started │                │ half-closed │
+  ///  └──────┘          └─────────┘                └─────────────┘
+  ///     │ cancel / close   │ cancel / close              │ cancel / close
+  ///     └──────────────────┴─────────────────────────────┴──────▶ ┌───────┐
+  ///                                                                │ ended │
+  ///                                                                └───────┘
+  /// ```
+  /// Response half (what the handler is told):
+  /// ```
+  ///  ┌──────┐  close taken for delivery   ┌────────┐
+  ///  │ open │ ──────────────────────────▶ │ closed │
+  ///  └──────┘                             └────────┘
+  ///     │ cancel: pending dropped, the cancel close queued   ▲
+  ///     └──────────────────────────▶ ┌───────────┐ ─────────┘
+  ///                                  │ cancelled │ cancel close taken
+  ///                                  └───────────┘
+  /// ```
+  ///
+  /// Writes, a finish and demand given before start are buffered and handed over by start, in
+  /// order. Misuse (start twice, write after finish or cancel, finish twice) is a no-op.
+  ///
+  /// Responses from below are appended to a pending list; the owner schedules one drain when
+  /// the list goes from empty to non-empty (``receive(_:)`` returns `true`), and the drain takes
+  /// them one at a time with ``nextDelivery()`` until none is left. So a burst (a unary call's
+  /// headers, message and close) costs one hop, callbacks of one call never overlap, and a
+  /// cancel drops whatever is still pending. Once the close is taken, the machine is terminal:
+  /// every later event is absorbed.
+  struct StateMachine: Sendable {
+    enum RequestState: Sendable {
+      case idle(Idle)
+      case started
+      case halfClosed
+      case ended
+    }
+
+    struct Idle: Sendable {
+      var bufferedWrites: [any Sendable] = []
+      var finishRequested = false
+      var demand = 0
+    }
+
+    enum ResponseState: Sendable, Equatable {
+      /// Responses are delivered; a close from below may already be pending.
+      case open
+      /// The application cancelled: only the cancel close is left to deliver.
+      case cancelled
+      /// The close was taken for delivery: nothing follows.
+      case closed
+    }
+
+    /// A response on its way to the handler.
+    enum Delivery: Sendable {
+      case initialMetadata(Metadata)
+      case message(any Sendable)
+      case didWrite
+      case close(trailers: Metadata?, error: GRPCError?)
+    }
+
+    /// What the owner does to the chain below.
+    enum RequestAction: Sendable {
+      case none
+      /// Start the RPC, then send `writes`, ask for `demand` messages and, if `finish`,
+      /// half-close.
+      case startRPC(writes: [any Sendable], finish: Bool, demand: Int)
+      case write(any Sendable)
+      case finish
+      case receiveNextMessages(Int)
+      /// Cancel the chain (started or not, so that its interceptors end).
+      case cancel
+    }
+
+    private(set) var request: RequestState = .idle(Idle())
+    private(set) var response: ResponseState = .open
+    private var pending: [Delivery] = []
+    /// The index of the next pending delivery; the list is emptied when it is all taken.
+    private var next = 0
+    /// Whether a drain is scheduled or running: one at a time, so callbacks never overlap.
+    private(set) var draining = false
+    /// Whether a close came from below: nothing from below is accepted after it.
+    private var closeReceived = false
+    /// The kinds of misuse already reported: each is logged once per call.
+    private var reportedMisuse: Set<Misuse> = []
+
+    /// A way of driving the call that does nothing.
+    enum Misuse: Sendable, Hashable {
+      case startTwice
+      case writeAfterFinish
+    }
+
+    /// Whether `misuse` is to be reported: the first time it happens on this call.
+    mutating func shouldReport(_ misuse: Misuse) -> Bool {
+      self.reportedMisuse.insert(misuse).inserted
+    }
+
+    var isClosed: Bool { self.response == .closed }
+
+    /// Whether the application half-closed the request side (before or after start).
+    var finishWasRequested: Bool {
+      switch self.request {
+      case .idle(let idle): return idle.finishRequested
+      case .halfClosed: return true
+      case .started, .ended: return false
+      }
+    }
+
+    /// Responses waiting for the drain.
+    var pendingCount: Int { self.pending.count - self.next }
+
+    // MARK: Requests
+
+    mutating func start() -> RequestAction {
+      guard case .idle(let idle) = self.request else { return .none }
+      self.request = idle.finishRequested ? .halfClosed : .started
+      return .startRPC(
+        writes: idle.bufferedWrites,
+        finish: idle.finishRequested,
+        demand: idle.demand
+      )
+    }
+
+    mutating func write(_ message: any Sendable) -> RequestAction {
+      switch self.request {
+      case .idle(var idle):
+        guard !idle.finishRequested else { return .none }
+        idle.bufferedWrites.append(message)
+        self.request = .idle(idle)
+        return .none
+      case .started:
+        return .write(message)
+      case .halfClosed, .ended:
+        return .none
+      }
+    }
+
+    mutating func finish() -> RequestAction {
+      switch self.request {
+      case .idle(var idle):
+        idle.finishRequested = true
+        self.request = .idle(idle)
+        return .none
+      case .started:
+        self.request = .halfClosed
+        return .finish
+      case .halfClosed, .ended:
+        return .none
+      }
+    }
+
+    /// Demand for `count` more messages (flow control); `count` ≤ 0 does nothing.
+    mutating func receiveNextMessages(_ count: Int) -> RequestAction {
+      guard count > 0 else { return .none }
+      switch self.request {
+      case .idle(var idle):
+        idle.demand =
+          idle.demand.addingReportingOverflow(count).overflow ? .max : idle.demand + count
+        self.request = .idle(idle)
+        return .none
+      case .started, .halfClosed:
+        return .receiveNextMessages(count)
+      case .ended:
+        return .none
+      }
+    }
+
+    /// The application cancels (or the call itself, with `error`). Unless the call closed, what
+    /// is pending is dropped and the cancel close is queued.
+    ///
+    /// - Returns: The action for the chain, and whether the owner must schedule a drain.
+    mutating func cancel(
+      closingWith error: GRPCError = .canceledByApp
+    ) -> (RequestAction, scheduleDrain: Bool) {
+      guard self.response == .open else { return (.none, false) }
+      self.request = .ended
+      self.response = .cancelled
+      self.pending = [.close(trailers: nil, error: error)]
+      self.next = 0
+      self.closeReceived = true
+      return (.cancel, self.scheduleDrain())
+    }
+
+    // MARK: Responses
+
+    /// A response from below.
+    ///
+    /// - Returns: Whether the owner must schedule a drain.
+    mutating func receive(_ delivery: Delivery) -> Bool {
+      guard self.response == .open, !self.closeReceived else { return false }
+      if case .close = delivery {
+        self.closeReceived = true
+      }
+      self.pending.append(delivery)
+      return self.scheduleDrain()
+    }
+
+    /// The next response to deliver, taken by the drain; `nil` ends the drain.
+    ///
+    /// Taking the close makes the machine terminal.
+    mutating func nextDelivery() -> Delivery? {
+      guard self.next < self.pending.count else {
+        self.pending.removeAll(keepingCapacity: true)
+        self.next = 0
+        self.draining = false
+        return nil
+      }
+      let delivery = self.pending[self.next]
+      self.next += 1
+      if case .close = delivery {
+        self.response = .closed
+        self.request = .ended
+        self.pending = []
+        self.next = 0
+      }
+      return delivery
+    }
+
+    private mutating func scheduleDrain() -> Bool {
+      guard !self.draining else { return false }
+      self.draining = true
+      return true
+    }
+  }
+}

@@ -1,0 +1,147 @@
+internal import Foundation
+internal import GRPCCore
+
+// What the RPC asks of the runner while it runs: the requests to write, flow-control demand,
+// and where its responses go.
+extension GRPCCall2Internal {
+  /// Serializes a request; a failure closes the call with its error before the core turns the
+  /// throw into its own.
+  func serialize(_ message: any Sendable, coder: MessageCoder) throws(GRPCError) -> Data {
+    do {
+      return try coder.serialize(message)
+    } catch {
+      self.close(trailers: nil, error: error)
+      throw error
+    }
+  }
+
+  /// Reports the writes of the requests known at the start, once per call: a transparent
+  /// retry writes them again.
+  func acknowledgeKnownWrites(_ count: Int) {
+    let first = self.state.withLock { state in
+      defer { state.knownWritesAcknowledged = true }
+      return !state.knownWritesAcknowledged
+    }
+    if first {
+      self.acknowledgeWrites(count)
+    }
+  }
+
+  /// Counts `count` accepted writes and reports them up the chain, under flow control.
+  func acknowledgeWrites(_ count: Int) {
+    let flowControl = self.state.withLock { state in
+      state.requestsSent += count
+      return state.machine.flowControl
+    }
+    guard flowControl else { return }
+    for _ in 0 ..< count {
+      self.previous.didWrite()
+    }
+  }
+
+  /// Counts a streamed request the transport accepted, and reports it up the chain under flow
+  /// control unless an earlier attempt did (a transparent retry sends it again).
+  func acknowledgeStreamedWrite() {
+    let report = self.state.withLock { $0.machine.acceptedWrite() }
+    if report {
+      self.acknowledgeWrites(1)
+    }
+  }
+
+  /// Serializes a streamed request for the attempt, noting its size for a transparent retry.
+  func serializeStreamed(_ message: any Sendable, coder: MessageCoder) throws(GRPCError) -> Data {
+    let bytes = try self.serialize(message, coder: coder)
+    self.state.withLock { $0.machine.tookRequestBytes(bytes.count) }
+    return bytes
+  }
+
+  /// The next request to send, waiting for one; `nil` when the request side is over.
+  ///
+  /// - Throws: `CancellationError` when the call was cancelled (by the application, its
+  ///   deadline or its task), or its RPC ended before the application finished: the writer then ends the stream with a reset (RST_STREAM CANCEL),
+  ///   never with END_STREAM, so the server sees a cancellation and not a complete request
+  ///   stream (gRPC's HTTP/2 protocol; gRFC A6 and grpc-go do the same).
+  func nextRequest() async throws -> (any Sendable)? {
+    while true {
+      switch self.state.withLock({ $0.machine.nextRequest() }) {
+      case .message(let message): return message
+      case .reset: throw CancellationError()
+      case .end: return nil
+      case .wait: break
+      }
+      await withTaskCancellationHandler {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+          // Parked only while there is still nothing to take; otherwise look again at once.
+          if !self.state.withLock({ $0.machine.parkWriter(continuation) }) {
+            continuation.resume()
+          }
+        }
+      } onCancel: {
+        self.endRequests()
+      }
+    }
+  }
+
+  /// What a response message found when it asked for demand (flow control).
+  enum DemandOutcome: Sendable, Equatable {
+    /// The application had asked for it already.
+    case available
+    /// It waited for the application to ask: the application reads slower than the server
+    /// sends.
+    case waited
+    /// The call was cancelled meanwhile.
+    case cancelled
+  }
+
+  /// Waits for a unit of demand before a response message goes up (flow control).
+  func takeDemand() async -> DemandOutcome {
+    if let ready = self.state.withLock({ $0.machine.takeDemand(reader: nil) }) {
+      return ready ? .available : .cancelled
+    }
+    let ready = await withTaskCancellationHandler {
+      await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        if let ready = self.state.withLock({ $0.machine.takeDemand(reader: continuation) }) {
+          continuation.resume(returning: ready)
+        }
+      }
+    } onCancel: {
+      self.endRequests()
+    }
+    return ready ? .waited : .cancelled
+  }
+
+  /// Whether a stream that has delivered `delivered` response messages floods the client
+  /// rather than answers its requests: no more requests will come (the application finished,
+  /// every request was known at the start, or the RPC was cancelled), or the responses
+  /// outnumber the requests sent by more than two to one (a subscription on a request side left
+  /// open).
+  func floodsClient(delivered: Int) -> Bool {
+    self.state.withLock { state in
+      state.machine.requestSideEnded || delivered > 2 * state.requestsSent + 2
+    }
+  }
+
+  /// Whether response messages wait for demand.
+  var isFlowControlled: Bool {
+    self.state.withLock { $0.machine.flowControl }
+  }
+
+  /// Wakes a waiting writer and reader: the RPC is over or its task was cancelled.
+  func endRequests() {
+    let (writer, reader) = self.state.withLock { $0.machine.endRequests() }
+    writer?.resume()
+    reader?.resume(returning: false)
+  }
+
+  /// The response headers, up the chain.
+  func deliver(initialMetadata: Metadata) {
+    self.state.withLock { $0.delivered = true }
+    self.previous.initialMetadata(initialMetadata)
+  }
+
+  /// A response message, up the chain.
+  func deliver(message: any Sendable) {
+    self.state.withLock { $0.delivered = true }
+    self.previous.message(message)
+  }
+}

@@ -1,0 +1,290 @@
+internal import Dispatch
+internal import Foundation
+internal import GRPCCallsInput
+internal import GRPCCore
+
+/// The bottom of a call's chain: turns the call's options into the core's and runs the RPC.
+///
+/// It starts with the options the last interceptor passed on (the call's own when there are
+/// none), except the transport, which was fixed when the call was made. Two paths lead to the
+/// core (Design article, "The path of a call"): a call with a retry or hedging policy runs
+/// through `GRPCClient`, whose executor owns them; every other call runs on the transport's
+/// stream directly (the raw path, ``RawExchange``), which costs no executor, task group or
+/// deadline task. Both map deadlines, cancellation, size limits, compression and errors the
+/// same way; `GRPCCall2Internal+Attempts` runs them and retries an RPC that never left.
+///
+/// When the request side has half-closed by the time the stream opens (a unary or
+/// server-streaming call, or any call whose `finish()` came with its start), every request
+/// leaves with END_STREAM in one flush: the method is described to the transport as having a
+/// unary request, so it holds the headers and message until the half-close. A peer that answers
+/// before our END_STREAM resets the stream, and enough resets make swift-nio-http2 close the
+/// whole connection (Design article, "Where the core needed help").
+///
+/// Its state lives in one machine (``StateMachine``); the close travels up exactly once. What
+/// the RPC asks of it while it runs (requests, demand, delivering responses) is in
+/// `GRPCCall2Internal+Exchange`.
+final class GRPCCall2Internal: Sendable {
+  private let pool: GRPCChannelPool
+  private let transportType: GRPCTransportType
+  private let transport: GRPCTransportID?
+  /// Where responses go; the extensions that read the RPC's responses use it too.
+  let previous: any ResponseLink
+  /// The call's state; touched only by this type and its extensions in `GRPCCall2Internal+*`.
+  let state = LockedValue(Locked())
+
+  struct Locked {
+    var machine = StateMachine()
+    var task: Task<Void, Never>?
+    /// Whether the current attempt's stream opened (for transparent retry).
+    var streamOpened = false
+    /// Whether response headers or messages went up the chain: then no attempt is retried.
+    var delivered = false
+    /// Whether the writes of requests known at the start were acknowledged (once per call,
+    /// whatever the attempts).
+    var knownWritesAcknowledged = false
+    /// Request messages the transport accepted, for telling a stream that answers its requests
+    /// from one that floods the client.
+    var requestsSent = 0
+  }
+
+  /// - Parameters:
+  ///   - pool: Where the channel comes from.
+  ///   - transportType: The transport type, as the call was made with.
+  ///   - transport: The registered transport, as the call was made with.
+  ///   - previous: Where responses go: the last interceptor, or the call.
+  init(
+    pool: GRPCChannelPool,
+    transportType: GRPCTransportType,
+    transport: GRPCTransportID?,
+    previous: any ResponseLink
+  ) {
+    self.pool = pool
+    self.transportType = transportType
+    self.transport = transport
+    self.previous = previous
+  }
+
+  /// Closes the call towards the application, once.
+  func close(trailers: Metadata?, error: GRPCError?) {
+    let (first, writer, reader) = self.state.withLock { state in
+      let first = state.machine.close()
+      let (writer, reader) = state.machine.endRequests()
+      state.task = nil
+      return (first, writer, reader)
+    }
+    writer?.resume()
+    reader?.resume(returning: false)
+    if first {
+      self.previous.close(trailers: trailers, error: error)
+    }
+  }
+
+  /// The attempt's stream opened: requests may leave from now on.
+  func markStreamOpened() {
+    self.state.withLock { $0.streamOpened = true }
+  }
+
+  /// Why the RPC's task was cancelled from this side, if it was.
+  var cancelReason: StateMachine.CancelReason? {
+    self.state.withLock { $0.machine.cancelReason }
+  }
+
+  private func run(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) async {
+    var callOptions = callOptions
+    // Only when an interceptor changed them: setting a channel-level option drops the options'
+    // cached channel key.
+    if callOptions.transportType != self.transportType {
+      callOptions.transportType = self.transportType
+    }
+    if callOptions.transport != self.transport {
+      callOptions.transport = self.transport
+    }
+    var limit = callOptions.effectiveResponseSizeLimit
+    var timer: DispatchWorkItem?
+    defer { timer?.cancel() }
+    let outcome: RPCOutcome
+    do {
+      let key = try self.pool.key(host: requestOptions.host, options: callOptions)
+      limit = key.responseSizeLimit
+      let coreOptions = try Self.coreOptions(callOptions, safety: requestOptions.safety, key: key)
+      var descriptor = try MethodPath.descriptor(for: requestOptions.path)
+      var metadata = try await RequestMetadata.make(for: callOptions, userAgent: key.userAgent)
+      let lease = try self.pool.lease(for: key, options: callOptions)
+      defer { lease.release() }
+      let known = self.state.withLock { $0.machine.takeAllRequestsIfFinished() }
+      if known != nil {
+        // Every request is known: the transport holds them until the half-close, then sends
+        // headers, messages and END_STREAM together.
+        descriptor.type = .unary
+      }
+      let raw = coreOptions.executionPolicy == nil && !self.pool.config.sendsEveryCallThroughClient
+      if callOptions.timeout > 0 {
+        if raw {
+          // The raw path runs no executor: the deadline's header is ours to send.
+          metadata.replaceOrAddString(
+            GRPCTimeout.header(seconds: callOptions.timeout),
+            forKey: "grpc-timeout"
+          )
+        }
+        // Ours on both paths, since attempts that wait for a connection below span executor
+        // calls.
+        timer = self.armDeadline(after: callOptions.timeout)
+      }
+      let attempt = RPCAttempt(
+        channel: lease.channel.client,
+        descriptor: descriptor,
+        options: coreOptions,
+        metadata: metadata,
+        known: known,
+        coder: MessageCoder(marshaller: callOptions.marshaller),
+        responseSizeLimit: limit,
+        loopExecutor: lease.channel.executor
+      )
+      outcome = try await self.run(attempt, raw: raw, waitForReady: callOptions.waitForReady)
+    } catch {
+      // A server's status is read from the response; what is thrown here ended the call on this
+      // side (the options, the token, the host, the deadline, an unreachable server, a request
+      // that did not serialize), so no trailers came.
+      outcome = RPCOutcome(
+        trailers: nil,
+        error: self.convert(error, headers: [:], limit: limit, options: callOptions)
+      )
+    }
+    var finalOutcome = outcome
+    if let error = outcome.error, let reason = self.cancelReason {
+      // The RPC ended because this side cancelled it: say why, keeping what the peer had sent.
+      finalOutcome = RPCOutcome(
+        trailers: nil,
+        error: Self.cancelled(reason, headers: error.headers)
+      )
+    } else if let error = outcome.error {
+      finalOutcome.error = OversizeMetadata.explain(error, metadata: callOptions.initialMetadata)
+    }
+    self.close(trailers: finalOutcome.trailers, error: finalOutcome.error)
+  }
+
+  // MARK: Errors and deadlines
+
+  func convert(
+    _ error: any Error,
+    headers: Metadata,
+    limit: Int,
+    options: GRPCCallOptions? = nil
+  ) -> GRPCError {
+    var converted = GRPCError(converting: error, headers: headers, responseSizeLimit: limit)
+    if converted.code == .unavailable, let options, options.transport == nil,
+      !options.transportType.isSecure,
+      CoreFailure(message: converted.message) == .closedBeforePreface
+    {
+      // What a TLS server does to a plaintext client; the core's message does not say so.
+      converted.message +=
+        " A server that expects TLS does this to a plaintext client: check transportType."
+    }
+    return converted
+  }
+
+  private static func cancelled(_ reason: StateMachine.CancelReason, headers: Metadata) -> GRPCError
+  {
+    switch reason {
+    case .app:
+      return GRPCError(code: .cancelled, message: "The call was cancelled", headers: headers)
+    case .deadline:
+      return GRPCError(
+        code: .deadlineExceeded,
+        message: "RPC timed out before completing",
+        headers: headers
+      )
+    }
+  }
+
+  /// Cancels the RPC with DEADLINE_EXCEEDED after `seconds`, unless it ends first.
+  private func armDeadline(after seconds: TimeInterval) -> DispatchWorkItem {
+    let item = DispatchWorkItem { [weak self] in
+      self?.cancelRPC(.deadline)
+    }
+    DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: item)
+    return item
+  }
+
+  private func cancelRPC(_ reason: StateMachine.CancelReason) {
+    let (actions, task) = self.state.withLock { state in
+      (state.machine.cancel(reason), state.task)
+    }
+    actions.writer?.resume()
+    actions.reader?.resume(returning: false)
+    if actions.cancelTask {
+      // The RPC ends with a cancellation and closes from its task, saying why.
+      task?.cancel()
+    }
+    if actions.closeNow {
+      self.close(
+        trailers: nil,
+        error: GRPCError(code: .cancelled, message: "The call was cancelled")
+      )
+    }
+  }
+
+  /// The core's options for a call with these options on the channel of `key`.
+  ///
+  /// - Throws: `INVALID_ARGUMENT` for an execution policy the core cannot take.
+  private static func coreOptions(
+    _ callOptions: GRPCCallOptions,
+    safety: GRPCCallSafety,
+    key: ChannelKey
+  ) throws(GRPCError) -> CallOptions {
+    var options = CallOptions.defaults
+    if callOptions.timeout > 0 {
+      options.timeout = .seconds(callOptions.timeout)
+    }
+    // The HTTP/2 transport limits *response* messages by `maxRequestMessageBytes` and ignores
+    // `maxResponseMessageBytes` (Design article, "Where the core needed help"), so set both.
+    options.maxRequestMessageBytes = key.responseSizeLimit
+    options.maxResponseMessageBytes = key.responseSizeLimit
+    options.compression = key.compression.core
+    options.waitForReady = callOptions.waitForReady
+    if key.enableRetry, let policy = callOptions.executionPolicy {
+      options.executionPolicy = try policy.core(safety: safety)
+    }
+    return options
+  }
+}
+
+extension GRPCCall2Internal: RequestLink {
+  func start(
+    requestOptions: GRPCRequestOptions,
+    callOptions: GRPCCallOptions,
+    writes: [any Sendable],
+    finish: Bool
+  ) {
+    let executor = self.pool.executor(host: requestOptions.host, options: callOptions)
+    self.state.withLock { state in
+      guard
+        state.machine.start(
+          writes: writes,
+          finish: finish,
+          flowControl: callOptions.enableFlowControl
+        )
+      else { return }
+      // The task holds `self`, so the call runs to its close even if the caller lets go of it.
+      state.task = Task(executorPreference: executor) {
+        await self.run(requestOptions: requestOptions, callOptions: callOptions)
+      }
+    }
+  }
+
+  func write(_ message: any Sendable) {
+    self.state.withLock { $0.machine.write(message) }?.resume()
+  }
+
+  func finish() {
+    self.state.withLock { $0.machine.finish() }?.resume()
+  }
+
+  func cancel() {
+    self.cancelRPC(.app)
+  }
+
+  func receiveNextMessages(_ count: Int) {
+    self.state.withLock { $0.machine.addDemand(count) }?.resume(returning: true)
+  }
+}

@@ -1,0 +1,36 @@
+/// The channel keys last derived from copies of one set of options
+/// (``GRPCCallOptions/channelKeyCache``).
+///
+/// Options hold one and their copies share it. Each entry keeps the host and the channel
+/// settings its key was derived from, and is used only for a call with equal ones, so a copy
+/// that changed a channel-level option never gets another's key. Deriving a key parses the
+/// host, applies the channel arguments and builds the user agent: work that belongs to the
+/// channel, not to each call. A few entries, the most recent first, serve a service whose calls
+/// alternate between its options and a variant of them.
+final class ChannelKeyCache: Sendable {
+  private struct Entry {
+    var host: String
+    var settings: ChannelSettings
+    var key: ChannelKey
+  }
+
+  /// The most entries kept.
+  private static let capacity = 4
+
+  private let entries = LockedValue<[Entry]>([])
+
+  /// The key of a call to `host` with `options`, derived once per host and settings.
+  func key(host: String, options: GRPCCallOptions) throws(GRPCError) -> ChannelKey {
+    let settings = options.channelSettings
+    let cached = self.entries.withLock { entries in
+      entries.first { $0.host == host && $0.settings == settings }?.key
+    }
+    if let cached { return cached }
+    let key = try ChannelKey(host: host, options: options)
+    self.entries.withLock { entries in
+      entries.insert(Entry(host: host, settings: settings, key: key), at: 0)
+      if entries.count > Self.capacity { entries.removeLast() }
+    }
+    return key
+  }
+}

@@ -1,0 +1,100 @@
+/// The pool's bookkeeping: which channel serves each key, how many calls it runs, and when it
+/// went idle.
+///
+/// Idle closing uses at most one timer per channel at a time. A channel that goes idle arms a
+/// timer only if none is pending; when the timer fires, the channel is closed if it has been
+/// idle for the whole timeout, re-armed for the rest if it went idle again later, and left
+/// alone (disarmed) if a call is running. A channel used by one call after another therefore
+/// costs one timer per timeout period, not one per call.
+///
+/// Channels are matched by identity, so a lease from before ``removeAll()`` cannot touch the
+/// channel that replaced its own.
+struct PoolState {
+  private struct Entry {
+    var channel: GRPCChannel
+    var activeCalls: Int
+    var idleSince: ContinuousClock.Instant?
+    var timerArmed: Bool
+  }
+
+  /// What to do when a timer fires.
+  enum TimerAction {
+    /// Close this channel: it has been idle for the whole timeout.
+    case close(GRPCChannel)
+    /// Fire again after this long: the channel went idle again after the timer was armed.
+    case rearm(Duration)
+    /// Nothing: the channel is busy or gone.
+    case none
+  }
+
+  private var entries: [ChannelKey: Entry] = [:]
+  private let idleTimeout: Duration
+
+  init(idleTimeout: Duration) {
+    self.idleTimeout = idleTimeout
+  }
+
+  var count: Int { self.entries.count }
+
+  /// The open channel for `key` and how many calls run on it, without counting a call.
+  func channel(for key: ChannelKey) -> (channel: GRPCChannel, activeCalls: Int)? {
+    self.entries[key].map { ($0.channel, $0.activeCalls) }
+  }
+
+  mutating func checkOut(_ key: ChannelKey) -> GRPCChannel? {
+    guard var entry = self.entries[key] else { return nil }
+    entry.activeCalls += 1
+    entry.idleSince = nil
+    self.entries[key] = entry
+    return entry.channel
+  }
+
+  /// Checks out the channel for `fresh.key`, inserting `fresh` if there is none.
+  mutating func checkOutOrInsert(_ fresh: GRPCChannel) -> (GRPCChannel, inserted: Bool) {
+    if let existing = self.checkOut(fresh.key) {
+      return (existing, false)
+    }
+    self.entries[fresh.key] = Entry(
+      channel: fresh,
+      activeCalls: 1,
+      idleSince: nil,
+      timerArmed: false
+    )
+    return (fresh, true)
+  }
+
+  /// Counts a call off; returns `true` if the caller must arm the channel's idle timer.
+  mutating func checkIn(_ channel: GRPCChannel, now: ContinuousClock.Instant) -> Bool {
+    guard var entry = self.entries[channel.key], entry.channel === channel else { return false }
+    entry.activeCalls -= 1
+    var arm = false
+    if entry.activeCalls == 0 {
+      entry.idleSince = now
+      arm = !entry.timerArmed
+      entry.timerArmed = true
+    }
+    self.entries[channel.key] = entry
+    return arm
+  }
+
+  /// The channel's idle timer fired.
+  mutating func timerFired(_ channel: GRPCChannel, now: ContinuousClock.Instant) -> TimerAction {
+    guard var entry = self.entries[channel.key], entry.channel === channel else { return .none }
+    guard entry.activeCalls == 0, let idleSince = entry.idleSince else {
+      entry.timerArmed = false
+      self.entries[channel.key] = entry
+      return .none
+    }
+    let idleFor = now - idleSince
+    if idleFor >= self.idleTimeout {
+      self.entries[channel.key] = nil
+      return .close(channel)
+    }
+    return .rearm(self.idleTimeout - idleFor)
+  }
+
+  mutating func removeAll() -> [GRPCChannel] {
+    defer { self.entries.removeAll() }
+    return self.entries.values.map(\.channel)
+  }
+}

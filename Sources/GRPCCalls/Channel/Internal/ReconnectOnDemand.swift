@@ -1,0 +1,175 @@
+internal import GRPCCore
+internal import GRPCNIOTransportHTTP2Posix
+
+/// Name resolution that keeps a channel from reconnecting after an idle connection's GOAWAY.
+///
+/// After a GOAWAY the transport (grpc-swift-nio-transport 2.9) asks its resolver for a new
+/// result, and its pick-first balancer opens a new connection for every result, even an
+/// unchanged one (it never stores the endpoint it compares with). A server that closes idle
+/// connections (`MaxConnectionIdle`) so made the channel reconnect at once, with no call
+/// waiting, once per idle period, where gRPC core and grpc-go stay idle until a call comes.
+///
+/// So the resolver the transport gets is push-based, and the transport never asks it again: it
+/// answers once at the start, and then whenever the transport would have asked, except for an
+/// idle connection's GOAWAY. ``GoAwayRecorder`` and each connection's close tell it when:
+/// - the first GOAWAY comes to a connection that calls are using (a maximum connection age):
+///   the balancer opens the successor they need while they finish;
+/// - a connection with calls on it broke (no GOAWAY, no close the client chose): the
+///   transport reconnects, and the names may have changed.
+///
+/// An idle connection's GOAWAY asks for nothing: the connection closes, the channel goes idle
+/// and connects again for its next call. Were the server gone for good (a graceful stop during
+/// a rolling deploy), that call would find the old address: so a GOAWAY skipped leaves the
+/// names stale, and the first connection attempt that fails after it resolves them again.
+///
+/// Drop it when the transport's balancer stays idle after a GOAWAY.
+final class ReconnectOnDemand: Sendable {
+  private let state = LockedValue(State())
+
+  private struct State {
+    /// The resolver's iterator, waiting for a request.
+    var waiter: CheckedContinuation<Void, any Error>?
+    /// Whether a request came that no iterator has taken yet.
+    var pending = false
+    /// Whether a GOAWAY was let pass without resolving again.
+    var stale = false
+    var cancelled = false
+  }
+
+  /// A connection's GOAWAY came (`first`: its first one), with calls on it or not.
+  func connectionWentAway(first: Bool, hadStreams: Bool) {
+    guard first else { return }
+    if hadStreams {
+      // Calls still on a connection that is going away (a maximum age) want its successor.
+      self.request()
+    } else {
+      self.state.withLock { $0.stale = true }
+    }
+  }
+
+  /// A connection closed, on its event loop, with what its handlers learnt. One that broke
+  /// under calls (``ConnectionRecord/brokeUnderCalls``) is reconnected by the transport, and the
+  /// names may have changed; an attempt that failed before the server's SETTINGS resolves them
+  /// again if a GOAWAY was let pass.
+  func connectionEnded(_ record: ConnectionRecord) {
+    if record.brokeUnderCalls {
+      self.request()
+    } else if !record.established {
+      let stale = self.state.withLock { state in
+        defer { state.stale = false }
+        return state.stale
+      }
+      if stale { self.request() }
+    }
+  }
+
+  /// Asks the resolver for a new result.
+  private func request() {
+    let waiter = self.state.withLock { state -> CheckedContinuation<Void, any Error>? in
+      state.stale = false
+      guard let waiter = state.waiter else {
+        state.pending = true
+        return nil
+      }
+      state.waiter = nil
+      return waiter
+    }
+    waiter?.resume()
+  }
+
+  /// An iterator answered without waiting (the first result, or the first after a failed
+  /// resolution): a request made meanwhile is answered by it.
+  fileprivate func answeredAtOnce() {
+    self.state.withLock {
+      $0.pending = false
+      $0.stale = false
+    }
+  }
+
+  /// Waits for a request; throws `CancellationError` when the channel stops resolving.
+  fileprivate func nextRequest() async throws {
+    try await withTaskCancellationHandler {
+      try await withCheckedThrowingContinuation {
+        (continuation: CheckedContinuation<Void, any Error>) in
+        enum Now { case wait, go, stop }
+        let now = self.state.withLock { state -> Now in
+          if state.cancelled { return .stop }
+          if state.pending {
+            state.pending = false
+            return .go
+          }
+          state.waiter = continuation
+          return .wait
+        }
+        switch now {
+        case .wait: break
+        case .go: continuation.resume()
+        case .stop: continuation.resume(throwing: CancellationError())
+        }
+      }
+    } onCancel: {
+      let waiter = self.state.withLock { state -> CheckedContinuation<Void, any Error>? in
+        state.cancelled = true
+        defer { state.waiter = nil }
+        return state.waiter
+      }
+      waiter?.resume(throwing: CancellationError())
+    }
+  }
+
+  /// The transport's target: `inner`, resolved again on request.
+  struct Target: ResolvableTarget {
+    var inner: any ResolvableTarget
+    var demand: ReconnectOnDemand
+  }
+
+  /// Registered in the transport's resolver registry, for ``Target``.
+  struct Factory: NameResolverFactory {
+    func resolver(for target: Target) -> NameResolver {
+      guard let inner = NameResolverRegistry.defaults.makeResolver(for: target.inner) else {
+        // Not reached: targets come from `HostTarget`, which the default registry resolves.
+        let failure = RPCError(code: .unavailable, message: "No name resolver for \(target.inner)")
+        return NameResolver(
+          names: RPCAsyncSequence(wrapping: AsyncThrowingStream { $0.finish(throwing: failure) }),
+          updateMode: .push
+        )
+      }
+      // A resolver that pushes its results already gives new ones only when they change.
+      guard inner.updateMode == .pull else { return inner }
+      return NameResolver(
+        names: RPCAsyncSequence(wrapping: Results(inner: inner.names, demand: target.demand)),
+        updateMode: .push,
+        authority: inner.authority
+      )
+    }
+  }
+
+  /// The inner resolver's results: the first at once, then as requested.
+  private struct Results: AsyncSequence, Sendable {
+    typealias Element = NameResolutionResult
+    let inner: RPCAsyncSequence<NameResolutionResult, any Error>
+    let demand: ReconnectOnDemand
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+      var inner: RPCAsyncSequence<NameResolutionResult, any Error>.AsyncIterator
+      let demand: ReconnectOnDemand
+      /// Whether this iterator answered yet; a new one (the first, or one after a failed
+      /// resolution) answers at once.
+      var answered = false
+
+      mutating func next() async throws -> NameResolutionResult? {
+        if self.answered {
+          try await self.demand.nextRequest()
+        } else {
+          self.demand.answeredAtOnce()
+        }
+        self.answered = true
+        return try await self.inner.next()
+      }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+      AsyncIterator(inner: self.inner.makeAsyncIterator(), demand: self.demand)
+    }
+  }
+}

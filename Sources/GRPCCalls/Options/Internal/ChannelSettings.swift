@@ -1,0 +1,37 @@
+internal import Foundation
+
+/// The channel-level options of ``GRPCCallOptions``, as one value: two calls share a channel
+/// only when their settings (and host) are equal, and the channel key is derived from them.
+///
+/// The public properties of ``GRPCCallOptions`` read and write these fields, clamping where
+/// they document it; a new channel-level option is a field here, and so part of every
+/// comparison without further bookkeeping.
+struct ChannelSettings: Hashable, Sendable {
+  var responseSizeLimit: Int = 0
+  var transportType: GRPCTransportType = .tls
+  var transport: GRPCTransportID?
+  var logContext: [String: String] = [:]
+  var userAgentPrefix: String?
+  var userAgentSuffix: String?
+  var channelPoolDomain: String?
+  var channelId: Int = 0
+  var flushCoalescing: Bool = GRPCCallOptions.defaultFlushCoalescing
+  var http2TargetWindowSize: Int = 0
+  var pemRootCertificates: String?
+  var pemPrivateKey: String?
+  var pemCertificateChain: String?
+  var hostNameOverride: String?
+  var serverAuthority: String?
+  var compressionAlgorithm: GRPCCompressionAlgorithm = .none
+  var keepaliveInterval: TimeInterval = 0
+  var keepaliveTimeout: TimeInterval = 0
+  var keepalivePermitWithoutCalls: Bool = false
+  var connectMinTimeout: TimeInterval = 0
+  var connectInitialBackoff: TimeInterval = 0
+  var connectMaxBackoff: TimeInterval = 0
+  var minRetryInterval: TimeInterval = 0
+  var maxRetryInterval: TimeInterval = 0
+  var retryFactor: Double = 0
+  var enableRetry: Bool = true
+  var additionalChannelArgs: GRPCCallOptions.ChannelArgs = [:]
+}

@@ -1,0 +1,127 @@
+internal import NIOCore
+
+/// Finds the peer's PING requests in the HTTP/2 bytes a server sends, so that they can be
+/// answered before the HTTP/2 handler counts them; every other byte passes through untouched.
+///
+/// It reads only frame headers (RFC 9113 §4.1: a 24-bit length, a type, flags and a stream ID)
+/// to keep its place, and looks inside one kind of frame: a PING (type 6) without the ACK flag,
+/// on stream 0, with its 8-byte payload. Anything else, a PING ACK included (the transport's
+/// keepalive waits for those) and a malformed PING (left for the HTTP/2 handler to reject),
+/// passes on as it came, split only where a PING was taken out. A server's bytes start with its
+/// first frame: the connection preface is the client's alone.
+///
+/// ```
+///            9 header bytes: a PING request         8 payload bytes
+///  ┌────────┐ ─────────────────────────────────▶ ┌──────┐ ──────────▶ back to header
+///  │ header │                                    │ ping │             (payload answered)
+///  └────────┘ ─────────────────────────────────▶ ┌─────────┐ length bytes passed
+///            9 header bytes: any other frame     │ passing │ ──────────▶ back to header
+///                                                └─────────┘
+/// ```
+struct PeerPingFilter: Sendable {
+  /// What one read of the server's bytes gives.
+  struct Output {
+    /// The bytes to pass on to the HTTP/2 handler, in order.
+    var pass: [ByteBuffer] = []
+    /// The payloads of the PING requests taken out, in order, to acknowledge.
+    var pings: [UInt64] = []
+  }
+
+  private enum State: Sendable {
+    /// Reading a frame header; the bytes of it that came in earlier reads are held here (not
+    /// yet passed on: the frame may be a PING to take out).
+    case header(held: [UInt8])
+    /// Passing the rest of a frame that is not a PING request.
+    case passing(remaining: Int)
+    /// Reading a PING request's payload.
+    case ping(payload: [UInt8])
+  }
+
+  static let headerLength = 9
+  static let pingType: UInt8 = 0x6
+  static let ackFlag: UInt8 = 0x1
+  static let pingPayloadLength = 8
+
+  private var state = State.header(held: [])
+
+  /// Reads `buffer`, the next bytes from the server.
+  mutating func process(_ buffer: ByteBuffer) -> Output {
+    var output = Output()
+    let end = buffer.writerIndex
+    var index = buffer.readerIndex
+    // Where the run of bytes to pass on that is still open starts.
+    var passFrom = index
+    func passRun(upTo runEnd: Int) {
+      if runEnd > passFrom, let slice = buffer.getSlice(at: passFrom, length: runEnd - passFrom) {
+        output.pass.append(slice)
+      }
+      passFrom = runEnd
+    }
+
+    while index < end {
+      switch self.state {
+      case .passing(let remaining):
+        let taken = min(remaining, end - index)
+        index += taken
+        self.state = remaining == taken ? .header(held: []) : .passing(remaining: remaining - taken)
+
+      case .header(var held):
+        let heldBefore = held.count
+        let taken = min(Self.headerLength - heldBefore, end - index)
+        held += buffer.getBytes(at: index, length: taken) ?? []
+        if held.count < Self.headerLength {
+          // The header goes on in the next read: hold its start back until then.
+          passRun(upTo: index)
+          index += taken
+          passFrom = index
+          self.state = .header(held: held)
+          continue
+        }
+        let length = Int(held[0]) << 16 | Int(held[1]) << 8 | Int(held[2])
+        let streamID =
+          (UInt32(held[5]) & 0x7f) << 24 | UInt32(held[6]) << 16 | UInt32(held[7]) << 8
+          | UInt32(held[8])
+        let isPingRequest =
+          held[3] == Self.pingType && held[4] & Self.ackFlag == 0 && streamID == 0
+          && length == Self.pingPayloadLength
+        if isPingRequest {
+          // Take the frame out: pass what came before its header in this read.
+          passRun(upTo: index)
+          index += taken
+          passFrom = index
+          self.state = .ping(payload: [])
+        } else {
+          if heldBefore > 0 {
+            // The header began in an earlier read: its held bytes go first.
+            passRun(upTo: index)
+            output.pass.append(ByteBuffer(bytes: held[..<heldBefore]))
+          }
+          index += taken
+          self.state = length == 0 ? .header(held: []) : .passing(remaining: length)
+        }
+
+      case .ping(var payload):
+        let taken = min(Self.pingPayloadLength - payload.count, end - index)
+        payload += buffer.getBytes(at: index, length: taken) ?? []
+        index += taken
+        passFrom = index
+        if payload.count == Self.pingPayloadLength {
+          output.pings.append(payload.reduce(0) { $0 << 8 | UInt64($1) })
+          self.state = .header(held: [])
+        } else {
+          self.state = .ping(payload: payload)
+        }
+      }
+    }
+    passRun(upTo: end)
+    return output
+  }
+
+  /// The PING ACK frame that answers a PING request with `payload` (RFC 9113 §6.7).
+  static func acknowledgement(of payload: UInt64, allocator: ByteBufferAllocator) -> ByteBuffer {
+    var frame = allocator.buffer(capacity: Self.headerLength + Self.pingPayloadLength)
+    frame.writeBytes([0, 0, UInt8(Self.pingPayloadLength), Self.pingType, Self.ackFlag, 0, 0, 0, 0])
+    frame.writeInteger(payload)
+    return frame
+  }
+}

@@ -1,0 +1,95 @@
+internal import NIOCore
+internal import NIOHTTP2
+
+/// Notes the highest stream whose HEADERS the client actually wrote to a connection, so that a
+/// stream that never left (``StreamEndInterpreter``) can be told from one the server may have
+/// seen, and whether the client sent a GOAWAY.
+///
+/// swift-nio-http2 gives a stream its ID when the stream writes, but holds the HEADERS of
+/// streams past the server's concurrency limit in a buffer of its own; a connection that closes
+/// then takes them with it, and the transport reports each as "Stream unexpectedly closed",
+/// like a stream the server dropped. Only the bytes on their way to the socket tell the two
+/// apart. This handler sits just before the HTTP/2 handler (after TLS) and walks the frame
+/// headers of what the HTTP/2 handler writes (RFC 9113 §4.1), after the 24-byte client
+/// connection preface, passing every byte on untouched.
+///
+/// Being before the HTTP/2 handler, it also learns that the connection went down before the
+/// connection's streams do, and whether the client closed it, so that a call it ends can be
+/// told which side did.
+final class SentStreamsTracker: ChannelDuplexHandler, RemovableChannelHandler {
+  typealias InboundIn = ByteBuffer
+  typealias InboundOut = ByteBuffer
+  typealias OutboundIn = ByteBuffer
+  typealias OutboundOut = ByteBuffer
+
+  private let record: ConnectionRecord
+  private var walker = FrameHeaderWalker(skipping: 24)
+
+  init(record: ConnectionRecord) {
+    self.record = record
+  }
+
+  func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    let record = self.record
+    self.walker.walk(self.unwrapOutboundIn(data)) { type, streamID in
+      if type == 0x1, streamID > record.highestSentStreamID {
+        record.highestSentStreamID = streamID
+      } else if type == 0x7 {
+        record.sentGoAway = true
+      }
+    }
+    context.write(data, promise: promise)
+  }
+
+  func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+    self.record.closedByClient = true
+    context.close(mode: mode, promise: promise)
+  }
+
+  func channelInactive(context: ChannelHandlerContext) {
+    self.record.hadStreamsWhenDown = self.record.hasStreams
+    self.record.isDown = true
+    context.fireChannelInactive()
+  }
+}
+
+/// Finds the frame headers in a byte stream cut into arbitrary pieces.
+struct FrameHeaderWalker {
+  private var skip: Int
+  private var header: [UInt8] = []
+  private var payloadLeft = 0
+
+  /// - Parameter skipping: Bytes before the first frame (a connection preface).
+  init(skipping: Int) {
+    self.skip = skipping
+  }
+
+  /// Reads the next piece of the stream, calling `onHeader` with each frame's type and stream ID.
+  mutating func walk(_ buffer: ByteBuffer, onHeader: (_ type: UInt8, _ streamID: UInt32) -> Void) {
+    var index = buffer.readerIndex
+    let end = buffer.writerIndex
+    while index < end {
+      if self.skip > 0 {
+        let taken = min(self.skip, end - index)
+        self.skip -= taken
+        index += taken
+      } else if self.payloadLeft > 0 {
+        let taken = min(self.payloadLeft, end - index)
+        self.payloadLeft -= taken
+        index += taken
+      } else {
+        let taken = min(9 - self.header.count, end - index)
+        self.header += buffer.getBytes(at: index, length: taken) ?? []
+        index += taken
+        guard self.header.count == 9 else { continue }
+        let bytes = self.header
+        self.header = []
+        self.payloadLeft = Int(bytes[0]) << 16 | Int(bytes[1]) << 8 | Int(bytes[2])
+        let streamID =
+          (UInt32(bytes[5]) & 0x7f) << 24 | UInt32(bytes[6]) << 16 | UInt32(bytes[7]) << 8
+          | UInt32(bytes[8])
+        onHeader(bytes[3], streamID)
+      }
+    }
+  }
+}
