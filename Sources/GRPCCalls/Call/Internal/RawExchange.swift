@@ -82,12 +82,11 @@ struct RawExchange: TransportStreamBody {
   ///
   /// The call's task may run on its channel's event loop (``EventLoopTaskExecutor``): then no
   /// thread hop separates the transport from the call. That suits a short exchange, and an
-  /// interactive stream, where each response waits for the application to answer it (a
-  /// ping-pong reads 1.1–1.2× as many round trips a second on the loop as off it, for about two
-  /// thirds of the CPU). A stream that floods the client is better read on the shared pool,
-  /// which moves its per-message work off the loop's core and lets a reader that waits for
-  /// demand be woken without waking the loop (an async server stream of 16-byte messages reads
-  /// about 4× faster there). So from the third message on, the reading moves to the pool once
+  /// interactive stream, where each response waits for the application to answer it. A stream
+  /// that floods the client is better read on the shared pool, which moves its per-message work
+  /// off the loop's core and lets a reader that waits for demand be woken without waking the
+  /// loop (the Benchmarks article has the figures of both). So from the third message on, the
+  /// reading moves to the pool once
   /// the stream floods the client: its request side has ended (a server stream, or a stream the
   /// application finished), its responses outnumber its requests by more than two to one, or a
   /// message had to wait for demand.
