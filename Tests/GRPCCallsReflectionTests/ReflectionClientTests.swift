@@ -74,6 +74,7 @@ struct ReflectionClientTests {
       let client = Self.client(server, [InteropReflectionService.v1AlphaOnlyKey: "1"])
       let services = try await client.listServices()
       #expect(services.contains("grpc.testing.TestService"))
+      #expect(!services.contains("grpc.reflection.v1.ServerReflection"), "\(services)")
       let files = try await client.fileDescriptors(containingSymbol: "grpc.testing.SimpleRequest")
       #expect(files.map(\.name).last == "src/proto/grpc/testing/messages.proto")
     }

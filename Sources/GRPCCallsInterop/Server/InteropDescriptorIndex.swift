@@ -79,26 +79,31 @@ struct InteropDescriptorIndex: Sendable {
 
   /// The name of the file that defines `symbol` (a leading dot allowed); `nil` if none does.
   func file(definingSymbol symbol: String) -> String? {
-    self.symbols[symbol.hasPrefix(".") ? String(symbol.dropFirst()) : symbol]
+    self.symbols[Self.qualified(symbol)]
   }
 
   /// Whether `name` is a message of these files.
   func isMessage(_ name: String) -> Bool {
-    self.messages.contains(name)
+    self.messages.contains(Self.qualified(name))
   }
 
   /// The field numbers of the extensions these files declare of message `name`.
   func extensionNumbers(of name: String) -> [Int32] {
     self.files.values.flatMap { file in
-      file.extension.filter { $0.extendee == "." + name }.map(\.number)
+      file.extension.filter { $0.extendee == "." + Self.qualified(name) }.map(\.number)
     }.sorted()
   }
 
   /// The file that declares extension `number` of message `name`; `nil` if none does.
   func file(extending name: String, number: Int32) -> String? {
     self.files.values.first { file in
-      file.extension.contains { $0.extendee == "." + name && $0.number == number }
+      file.extension.contains { $0.extendee == "." + Self.qualified(name) && $0.number == number }
     }?.name
+  }
+
+  /// `name` without the leading dot a fully qualified name may carry (`.grpc.testing.Empty`).
+  private static func qualified(_ name: String) -> String {
+    name.hasPrefix(".") ? String(name.dropFirst()) : name
   }
 }
 

@@ -40,17 +40,18 @@ public struct InteropReflectionService: RegistrableRPCService {
         deserializer: ProtobufDeserializer<Request>(),
         serializer: ProtobufSerializer<Response>()
       ) { request, _ in
-        if service == Self.versions[0],
-          request.metadata[Self.v1AlphaOnlyKey].contains(where: { _ in true })
-        {
+        let v1AlphaOnly = request.metadata[Self.v1AlphaOnlyKey].contains(where: { _ in true })
+        if service == Self.versions[0], v1AlphaOnly {
           throw RPCError(
             code: .unimplemented,
             message: "Not implemented here (\(Self.v1AlphaOnlyKey))"
           )
         }
+        // A server that serves only v1alpha does not list v1.
+        let listed = v1AlphaOnly ? self.services.filter { $0 != Self.versions[0] } : self.services
         return StreamingServerResponse { writer in
           for try await question in request.messages {
-            try await writer.write(self.answer(question))
+            try await writer.write(self.answer(question, listing: listed))
           }
           return [:]
         }
@@ -59,14 +60,14 @@ public struct InteropReflectionService: RegistrableRPCService {
   }
 
   /// The answer to one request of the conversation.
-  private func answer(_ request: Request) -> Response {
+  private func answer(_ request: Request, listing services: [String]) -> Response {
     var response = Response()
     response.validHost = request.host
     response.originalRequest = request
     switch request.messageRequest {
     case .listServices:
       response.listServicesResponse = .with { list in
-        list.service = self.services.map { name in .with { $0.name = name } }
+        list.service = services.map { name in .with { $0.name = name } }
       }
     case .fileByFilename(let name):
       response.messageResponse = self.files(named: name, missing: "file '\(name)'")

@@ -16,78 +16,74 @@ struct CoreFailureCanaryTests {
 
   // MARK: The dependency's source, at the version this build resolved
 
-  /// Each text as the transport's source spells it (an interpolated part as written there).
-  static let sourceForms: [(text: String, source: String)] = [
-    (Text.streamClosed, "\"\(Text.streamClosed)."),
-    (Text.streamReset, "\(Text.streamClosed): \(Text.streamReset)\\(errorCode.shortDescription))."),
-    (Text.payloadTooLarge, Text.payloadTooLarge),
-    (Text.tooLargeToDecompress, "\"\(Text.tooLargeToDecompress)\""),
-    (Text.notHTTP200, "\"\(Text.notHTTP200)\\(httpStatusCode))."),
-    (Text.missingContentType, "\"Missing \\(GRPCHTTP2Keys.contentType.rawValue) header\""),
-    (Text.connectionClosing, "\"\(Text.connectionClosing)\""),
-    (Text.connectionUnavailable, "\"\(Text.connectionUnavailable)\""),
-    (Text.noSubchannel, "\"\(Text.noSubchannel)\""),
-    (Text.closedBeforePreface, Text.closedBeforePreface),
+  /// Each text as the transport's source spells it (an interpolated part as written there), in
+  /// every file that raises it: a text raised in two places must still be in both.
+  static let sourceForms: [(file: String, source: String)] = [
+    ("GRPCStreamStateMachine.swift", "\"\(Text.streamClosed)."),
+    (
+      "GRPCStreamStateMachine.swift",
+      "\(Text.streamClosed): \(Text.streamReset)\\(errorCode.shortDescription)).",
+    ),
+    ("GRPCMessageDecoder.swift", Text.payloadTooLarge),
+    ("Compression/Zlib.swift", "\"\(Text.tooLargeToDecompress)\""),
+    ("GRPCStreamStateMachine.swift", "\"\(Text.notHTTP200)\\(httpStatusCode))."),
+    (
+      "GRPCStreamStateMachine.swift",
+      "\"Missing \\(GRPCHTTP2Keys.contentType.rawValue) header\"",
+    ),
+    ("Client/Connection/Connection.swift", "\"\(Text.connectionClosing)\""),
+    ("Client/Connection/LoadBalancers/Subchannel.swift", "\"\(Text.connectionClosing)\""),
+    ("Client/Connection/Connection.swift", "\"\(Text.connectionUnavailable)\""),
+    ("Client/WrappedChannel/WrappedChannel.swift", "\"\(Text.connectionUnavailable)\""),
+    ("Client/Connection/GRPCChannel.swift", "\"\(Text.noSubchannel)\""),
+    (
+      "Client/Connection/Connection.swift",
+      "before completing \\\n          \(Text.closedBeforePreface)"
+    ),
   ]
 
   /// The forms in which the transport fills in what the parser reads.
-  static let formats = [
+  static let formats: [(file: String, source: String)] = [
     // A reset's code: "0x7: refused stream".
-    "let prefix = \"0x\" + String(self.networkCode, radix: 16) + \": \"",
-    "suffix = \"refused stream\"",
+    (
+      "GRPCStreamStateMachine.swift",
+      "let prefix = \"0x\" + String(self.networkCode, radix: 16) + \": \""
+    ),
+    ("GRPCStreamStateMachine.swift", "suffix = \"refused stream\""),
     // An oversize message's sizes.
-    "(max: \\(self.maxPayloadSize), actual: \\(messageLength))",
-    // The content-type key the missing-header message names.
-    "case contentType = \"content-type\"",
+    ("GRPCMessageDecoder.swift", "(max: \\(self.maxPayloadSize), actual: \\(messageLength))"),
+    // The content-type key the missing-header message names, as CoreFailure.Text spells it.
+    ("GRPCStreamStateMachine.swift", "case contentType = \"content-type\""),
   ]
 
   @Test("every text CoreFailure matches is still in grpc-swift-nio-transport's source")
   func textsInTheTransportSource() throws {
-    let source = try Self.transportSource()
-    for form in Self.sourceForms {
+    #expect(Text.missingContentType == "Missing content-type header")
+    for form in Self.sourceForms + Self.formats {
+      let source = try Self.transportSource(form.file)
       #expect(
         source.contains(form.source),
-        "grpc-swift-nio-transport no longer says '\(form.text)' as \(form.source): update CoreFailure.Text"
-      )
-    }
-    for format in Self.formats {
-      #expect(
-        source.contains(format),
-        "grpc-swift-nio-transport no longer has \(format): update CoreFailure"
+        "grpc-swift-nio-transport's \(form.file) no longer says \(form.source): update CoreFailure"
       )
     }
   }
 
-  /// Every Swift file of grpc-swift-nio-transport's checkout in this package's build folder
-  /// (`.build`, or another `.build-*` scratch path).
-  static func transportSource() throws -> String {
-    var root = URL(fileURLWithPath: #filePath)
-    while !FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path)
-    {
-      guard root.pathComponents.count > 1 else {
-        throw TestSupportFailure(description: "no Package.swift above \(#filePath)")
+  /// A Swift file of grpc-swift-nio-transport's `GRPCNIOTransportCore`, as checked out in the
+  /// build folder of the running tests (`.build`, or another scratch path such as `.build-tsan`).
+  static func transportSource(_ file: String) throws -> String {
+    var scratch = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    while !scratch.lastPathComponent.hasPrefix(".build") {
+      guard scratch.pathComponents.count > 1 else {
+        throw TestSupportFailure(
+          description: "the tests (\(CommandLine.arguments[0])) do not run from a .build folder"
+        )
       }
-      root.deleteLastPathComponent()
+      scratch.deleteLastPathComponent()
     }
-    let scratch = try FileManager.default.contentsOfDirectory(atPath: root.path).filter {
-      $0.hasPrefix(".build")
-    }
-    let checkouts = scratch.map {
-      root.appendingPathComponent("\($0)/checkouts/grpc-swift-nio-transport/Sources")
-    }
-    guard let sources = checkouts.first(where: { FileManager.default.fileExists(atPath: $0.path) })
-    else {
-      throw TestSupportFailure(
-        description: "no checkout of grpc-swift-nio-transport in \(scratch) under \(root.path)"
-      )
-    }
-    var text = ""
-    let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)
-    while let file = files?.nextObject() as? URL {
-      guard file.pathExtension == "swift" else { continue }
-      text += try String(contentsOf: file, encoding: .utf8)
-    }
-    return text
+    let path = scratch.appendingPathComponent(
+      "checkouts/grpc-swift-nio-transport/Sources/GRPCNIOTransportCore/\(file)"
+    )
+    return try String(contentsOf: path, encoding: .utf8)
   }
 
   // MARK: The parser, on the transport's messages
@@ -104,6 +100,8 @@ struct CoreFailureCanaryTests {
         .streamReset(code: 0xB, name: "enhance your calm")
       ),
       ("Stream unexpectedly closed.", .streamClosed),
+      // A reset whose code cannot be read still ended the stream without a status.
+      ("Stream unexpectedly closed: received RST_STREAM frame (refused).", .streamClosed),
       ("Stream unexpectedly closed with error.", .streamClosed),
       (
         "Message has exceeded the configured maximum payload size (max: 4194304, actual: 4194305)",
@@ -149,6 +147,10 @@ struct CoreFailureCanaryTests {
     let (close, _) = try await peer.emptyCall(path: path)
     await peer.stop()
     let error = try #require(close.error)
+    #expect(
+      error.code == .unavailable && error.message.hasPrefix(StreamReset.messagePrefix),
+      "\(error)"
+    )
     #expect(
       CoreFailure.all(in: error).contains(.streamReset(code: 7, name: "refused stream")),
       "\(error)"

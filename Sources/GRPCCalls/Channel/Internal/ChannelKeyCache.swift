@@ -6,7 +6,8 @@
 /// that changed a channel-level option never gets another's key. Deriving a key parses the
 /// host, applies the channel arguments and builds the user agent: work that belongs to the
 /// channel, not to each call. A few entries, the most recent first, serve a service whose calls
-/// alternate between its options and a variant of them.
+/// alternate between its options and a variant of them; when they are full, the least recently
+/// used is dropped.
 final class ChannelKeyCache: Sendable {
   private struct Entry {
     var host: String
@@ -22,15 +23,30 @@ final class ChannelKeyCache: Sendable {
   /// The key of a call to `host` with `options`, derived once per host and settings.
   func key(host: String, options: GRPCCallOptions) throws(GRPCError) -> ChannelKey {
     let settings = options.channelSettings
-    let cached = self.entries.withLock { entries in
-      entries.first { $0.host == host && $0.settings == settings }?.key
+    if let cached = self.entries.withLock({ Self.take(host, settings, from: &$0) }) {
+      return cached
     }
-    if let cached { return cached }
     let key = try ChannelKey(host: host, options: options)
     self.entries.withLock { entries in
+      // Another call may have derived it meanwhile: keep one entry.
+      guard Self.take(host, settings, from: &entries) == nil else { return }
       entries.insert(Entry(host: host, settings: settings, key: key), at: 0)
       if entries.count > Self.capacity { entries.removeLast() }
     }
     return key
+  }
+
+  /// The key of the entry for `host` and `settings`, which moves to the front; `nil` if none.
+  private static func take(
+    _ host: String,
+    _ settings: ChannelSettings,
+    from entries: inout [Entry]
+  ) -> ChannelKey? {
+    guard let index = entries.firstIndex(where: { $0.host == host && $0.settings == settings })
+    else {
+      return nil
+    }
+    if index > 0 { entries.insert(entries.remove(at: index), at: 0) }
+    return entries[0].key
   }
 }

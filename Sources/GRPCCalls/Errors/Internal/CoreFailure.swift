@@ -71,19 +71,14 @@ enum CoreFailure: Equatable, Sendable {
 
   /// The failure a message of the transport reports; `nil` for any other message.
   init?(message: String) {
-    if let reset = message.range(of: Text.streamReset), message.hasPrefix(Text.streamClosed) {
-      // "0x7: refused stream)."
-      let rest = message[reset.upperBound...].dropFirst("0x".count)
-      let hex = rest.prefix { $0.isHexDigit }
-      guard let code = UInt32(hex, radix: 16) else { return nil }
-      let name = rest.drop { $0 != ":" }.dropFirst().prefix { $0 != ")" }.drop { $0 == " " }
-      self = .streamReset(code: code, name: String(name))
-    } else if message.hasPrefix(Text.streamClosed) {
-      self = .streamClosed
-    } else if message.contains(Text.payloadTooLarge), let sizes = Self.sizes(in: message) {
+    // The oversize texts first: the transport may quote one inside another failure's message.
+    if message.contains(Text.payloadTooLarge), let sizes = Self.sizes(in: message) {
       self = .messageTooLarge(limit: sizes.limit, actual: sizes.actual)
     } else if message.contains(Text.tooLargeToDecompress) {
       self = .messageTooLargeToDecompress
+    } else if message.hasPrefix(Text.streamClosed) {
+      // A reset whose code cannot be read still ended the stream without a status.
+      self = Self.reset(in: message) ?? .streamClosed
     } else if message.hasPrefix(Text.notHTTP200) {
       let status = message.dropFirst(Text.notHTTP200.count).prefix { $0 != ")" }
       self = .notHTTP200(status: String(status))
@@ -100,6 +95,17 @@ enum CoreFailure: Equatable, Sendable {
     } else {
       return nil
     }
+  }
+
+  /// The reset in "…received RST_STREAM frame (0x7: refused stream).".
+  private static func reset(in message: String) -> CoreFailure? {
+    guard let marker = message.range(of: Text.streamReset) else { return nil }
+    let rest = message[marker.upperBound...]
+    guard rest.hasPrefix("0x") else { return nil }
+    let digits = rest.dropFirst(2)
+    guard let code = UInt32(digits.prefix { $0.isHexDigit }, radix: 16) else { return nil }
+    let name = digits.drop { $0 != ":" }.dropFirst().prefix { $0 != ")" }.drop { $0 == " " }
+    return .streamReset(code: code, name: String(name))
   }
 
   /// The failure `error` itself reports (an `RPCError`'s or `GRPCError`'s message), not its

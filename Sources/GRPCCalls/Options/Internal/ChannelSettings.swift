@@ -1,7 +1,8 @@
 internal import Foundation
 
-/// The channel-level options of ``GRPCCallOptions``, as one value: two calls share a channel
-/// only when their settings (and host) are equal, and the channel key is derived from them.
+/// The channel-level options of ``GRPCCallOptions``, as one value: the channel key is derived
+/// from them and the host (settings that differ may still give one key, e.g. a channel
+/// argument and the option it sets).
 ///
 /// The public properties of ``GRPCCallOptions`` read and write these fields, clamping where
 /// they document it; a new channel-level option is a field here, and so part of every
