@@ -131,8 +131,9 @@ extension ChannelKey {
   /// What each new TCP connection gets before it connects: the connect timeout, the detector
   /// of peers that answer in HTTP/1, the answerer of the server's PINGs (``PeerPingAnswerer``),
   /// the recorder of its GOAWAY (``GoAwayRecorder``, which each stream's
-  /// ``StreamEndInterpreter`` reads) and, under TLS, the handler that names the certificate's
-  /// hosts when verification fails.
+  /// ``StreamEndInterpreter`` reads), the filter that keeps a frame refused to a closed stream
+  /// from closing the connection (``ClosedStreamFrameFilter``) and, under TLS, the handler that
+  /// names the certificate's hosts when verification fails.
   private func connectionSetUp(
     keepalive: KeepaliveBackoff?,
     demand: ReconnectOnDemand?
@@ -165,6 +166,7 @@ extension ChannelKey {
           }
         }
         let record = try GoAwayRecorder.install(on: channel, onGoAway: onGoAway)
+        try ClosedStreamFrameFilter.install(on: channel, record: record)
         if let demand {
           let ended = NIOLoopBound(record, eventLoop: channel.eventLoop)
           channel.closeFuture.whenComplete { _ in demand.connectionEnded(ended.value) }

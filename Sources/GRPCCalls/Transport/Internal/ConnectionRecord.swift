@@ -11,6 +11,8 @@ final class ConnectionRecord {
   var lastGoAway: GoAwayRecorder.GoAway?
   /// Whether the client sent a GOAWAY: it is closing the connection.
   var sentGoAway = false
+  /// Whether the last frame written to the connection was a GOAWAY (``ClosedStreamFrameFilter``).
+  var lastWrittenWasGoAway = false
   /// Whether the client asked to close the connection.
   var closedByClient = false
   /// Whether the server's SETTINGS came: the connection was established.

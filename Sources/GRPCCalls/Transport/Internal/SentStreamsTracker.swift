@@ -15,7 +15,8 @@ internal import NIOHTTP2
 ///
 /// Being before the HTTP/2 handler, it also learns that the connection went down before the
 /// connection's streams do, and whether the client closed it, so that a call it ends can be
-/// told which side did.
+/// told which side did, and whether the last frame the HTTP/2 handler wrote was a GOAWAY
+/// (``ClosedStreamFrameFilter``).
 final class SentStreamsTracker: ChannelDuplexHandler, RemovableChannelHandler {
   typealias InboundIn = ByteBuffer
   typealias InboundOut = ByteBuffer
@@ -32,6 +33,7 @@ final class SentStreamsTracker: ChannelDuplexHandler, RemovableChannelHandler {
   func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
     let record = self.record
     self.walker.walk(self.unwrapOutboundIn(data)) { type, streamID in
+      record.lastWrittenWasGoAway = type == 0x7
       if type == 0x1, streamID > record.highestSentStreamID {
         record.highestSentStreamID = streamID
       } else if type == 0x7 {
