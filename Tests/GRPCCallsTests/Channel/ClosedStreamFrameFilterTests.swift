@@ -11,14 +11,24 @@ import Testing
 /// connection's handlers of ours; the server's bytes written by hand. No I/O.
 @Suite("A frame for a closed stream (no I/O)")
 struct ClosedStreamFrameFilterTests {
-  /// Collects the errors that pass the connection's handlers, where the transport's connection
-  /// handler would close the connection on them.
+  /// Collects the errors that reach it: at the end of the pipeline, where the transport's
+  /// connection handler would close the connection on them; just after the HTTP/2 handler, the
+  /// errors it raised (passed on).
   final class ErrorCatcher: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = HTTP2Frame
+    typealias InboundOut = HTTP2Frame
     var errors: [any Error] = []
+    let passesOn: Bool
+
+    init(passesOn: Bool) {
+      self.passesOn = passesOn
+    }
+
+    var sawNoSuchStream: Bool { self.errors.contains { $0 is NIOHTTP2Errors.NoSuchStream } }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
       self.errors.append(error)
+      if self.passesOn { context.fireErrorCaught(error) }
     }
   }
 
@@ -47,7 +57,11 @@ struct ClosedStreamFrameFilterTests {
   struct Connection {
     let channel: EmbeddedChannel
     let multiplexer: NIOHTTP2Handler.StreamMultiplexer
-    let catcher = ErrorCatcher()
+    /// What reaches the transport's connection handler.
+    let catcher = ErrorCatcher(passesOn: false)
+    /// What the HTTP/2 handler raised.
+    let raised = ErrorCatcher(passesOn: true)
+    let record: ConnectionRecord
     var encoder = HPACKEncoder(allocator: ByteBufferAllocator())
 
     init(filtered: Bool) throws {
@@ -63,11 +77,13 @@ struct ClosedStreamFrameFilterTests {
         connectionConfiguration: connection,
         streamConfiguration: stream
       ) { $0.eventLoop.makeSucceededVoidFuture() }
-      let record = try GoAwayRecorder.install(on: self.channel, onGoAway: nil)
+      self.record = try GoAwayRecorder.install(on: self.channel, onGoAway: nil)
       if filtered {
-        try ClosedStreamFrameFilter.install(on: self.channel, record: record)
+        try ClosedStreamFrameFilter.install(on: self.channel, record: self.record)
       }
       try pipeline.addHandler(self.catcher)
+      let http2 = try pipeline.handler(type: NIOHTTP2Handler.self)
+      try pipeline.addHandler(self.raised, position: .after(http2))
       try pipeline.addHandler(SocketFiller(), position: .first)
       try self.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
       // The server's SETTINGS. Its acknowledgement of the client's (the 8 MiB window) has not
@@ -137,7 +153,8 @@ struct ClosedStreamFrameFilterTests {
     try connection.answer(stream: 1)
     try stream.closeFuture.wait()
     connection.drained()
-    #expect(connection.catcher.errors.contains { $0 is NIOHTTP2Errors.NoSuchStream })
+    #expect(connection.raised.sawNoSuchStream)
+    #expect(connection.catcher.sawNoSuchStream)
   }
 
   @Test("the filter keeps that error from the transport, and the connection takes the next call")
@@ -147,13 +164,14 @@ struct ClosedStreamFrameFilterTests {
     try connection.answer(stream: 1)
     try first.closeFuture.wait()
     connection.drained()
+    #expect(connection.raised.sawNoSuchStream)
     #expect(connection.catcher.errors.isEmpty)
 
     let second = try connection.openStream()
     try connection.answer(stream: 3)
     try second.closeFuture.wait()
     #expect(connection.catcher.errors.isEmpty)
-    #expect(connection.channel.isActive)
+    #expect(!connection.record.sentGoAway)
   }
 
   @Test("a server's DATA on a closed stream still fails the connection (a GOAWAY went out)")
@@ -167,6 +185,7 @@ struct ClosedStreamFrameFilterTests {
     #expect(connection.catcher.errors.isEmpty)
 
     try connection.receive(type: 0x0, stream: 1, payload: ByteBuffer(bytes: [0, 0, 0, 0, 0]))
-    #expect(connection.catcher.errors.contains { $0 is NIOHTTP2Errors.NoSuchStream })
+    #expect(connection.catcher.sawNoSuchStream)
+    #expect(connection.record.sentGoAway)
   }
 }

@@ -11,8 +11,9 @@ final class ConnectionRecord {
   var lastGoAway: GoAwayRecorder.GoAway?
   /// Whether the client sent a GOAWAY: it is closing the connection.
   var sentGoAway = false
-  /// Whether the last frame written to the connection was a GOAWAY (``ClosedStreamFrameFilter``).
-  var lastWrittenWasGoAway = false
+  /// Whether the HTTP/2 handler is handling bytes read from the server: an error it raises then
+  /// comes from what the server sent (``ClosedStreamFrameFilter``).
+  var isReadingFromServer = false
   /// Whether the client asked to close the connection.
   var closedByClient = false
   /// Whether the server's SETTINGS came: the connection was established.

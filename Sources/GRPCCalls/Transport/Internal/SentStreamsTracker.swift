@@ -15,7 +15,7 @@ internal import NIOHTTP2
 ///
 /// Being before the HTTP/2 handler, it also learns that the connection went down before the
 /// connection's streams do, and whether the client closed it, so that a call it ends can be
-/// told which side did, and whether the last frame the HTTP/2 handler wrote was a GOAWAY
+/// told which side did, and when the HTTP/2 handler is handling what the server sent
 /// (``ClosedStreamFrameFilter``).
 final class SentStreamsTracker: ChannelDuplexHandler, RemovableChannelHandler {
   typealias InboundIn = ByteBuffer
@@ -33,7 +33,6 @@ final class SentStreamsTracker: ChannelDuplexHandler, RemovableChannelHandler {
   func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
     let record = self.record
     self.walker.walk(self.unwrapOutboundIn(data)) { type, streamID in
-      record.lastWrittenWasGoAway = type == 0x7
       if type == 0x1, streamID > record.highestSentStreamID {
         record.highestSentStreamID = streamID
       } else if type == 0x7 {
@@ -41,6 +40,13 @@ final class SentStreamsTracker: ChannelDuplexHandler, RemovableChannelHandler {
       }
     }
     context.write(data, promise: promise)
+  }
+
+  func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    let reading = self.record.isReadingFromServer
+    self.record.isReadingFromServer = true
+    context.fireChannelRead(data)
+    self.record.isReadingFromServer = reading
   }
 
   func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
