@@ -33,27 +33,8 @@ public final class GRPCCall2: Sendable {
   /// handler's queue: for the library's own async faces, whose callbacks only resume
   /// continuations.
   private let deliversInline: Bool
-  private let state: LockedValue<Locked>
-
-  /// Everything behind the call's one lock.
-  private struct Locked {
-    var machine = StateMachine()
-    /// The top of the request path: the first interceptor's manager, or the transport. Let go
-    /// of when the call closes, which ends the chain's references to this call.
-    var head: (any RequestLink)?
-    /// Actions the machine decided that are not performed yet, in its order.
-    var queued: [StateMachine.RequestAction] = []
-    /// Whether a thread is performing queued actions: only one does, so they leave in order.
-    var performing = false
-    /// The call closed while a thread was performing: that thread still performs what is
-    /// queued (a cancel that raced it, whose close was delivered already), then lets go of the
-    /// head.
-    var releaseHeadWhenPerformed = false
-    /// The call keeps itself alive from start to close, so the caller need not.
-    var keepAlive: GRPCCall2?
-    /// How many drains were scheduled: hops to the handler's queue (for tests).
-    var drainsScheduled = 0
-  }
+  /// The call's whole state, behind its one lock.
+  private let state: LockedValue<StateMachine>
 
   /// Creates a call; nothing is sent until ``start()``.
   ///
@@ -96,7 +77,7 @@ public final class GRPCCall2: Sendable {
     self.callOptions = callOptions
     self.handler = responseHandler
     self.deliversInline = deliveringInline
-    self.state = LockedValue(Locked())
+    self.state = LockedValue(StateMachine())
     let (transportType, transport) = (callOptions.transportType, callOptions.transport)
     let globals = Self.globalInterceptors
     var factories =
@@ -119,16 +100,16 @@ public final class GRPCCall2: Sendable {
       }
     )
     // The chain answers to the call through a weak link: a call that is never started is freed
-    // with its last reference, and one that runs keeps itself alive (`keepAlive`).
+    // with its last reference, and one that runs holds itself until its close.
     let head = chain.makeHead(previous: CallLink(call: self))
-    self.state.withLock { $0.head = head }
+    self.state.withLock { $0.attach(head: head) }
   }
 
   deinit {
     // Only a call that never started (or whose chain never closed) gets here with its chain.
-    let (head, buffered) = self.state.withLock { state -> ((any RequestLink)?, Int) in
-      guard case .idle(let idle) = state.machine.request else { return (state.head, 0) }
-      return (state.head, idle.bufferedWrites.count + (idle.finishRequested ? 1 : 0))
+    let (head, buffered) = self.state.withLock { machine -> ((any RequestLink)?, Int) in
+      guard case .idle(let idle) = machine.request else { return (machine.head, 0) }
+      return (machine.head, idle.bufferedWrites.count + (idle.finishRequested ? 1 : 0))
     }
     if buffered > 0 {
       Self.logger.warning(
@@ -208,32 +189,19 @@ public final class GRPCCall2: Sendable {
       return action
     }
     if drain {
-      self.state.withLock { $0.drainsScheduled += 1 }
       self.scheduleDrain()
     }
   }
 
   // MARK: Performing requests
 
-  /// Feeds an event to the machine and performs what it decided, after the lock is released.
-  ///
-  /// Actions are queued under the lock; the first thread to find no performer performs the
-  /// queue, its own and any that other threads add meanwhile. So actions leave in exactly the
-  /// order the machine decided them, even when several threads drive the call at once.
+  /// Feeds an event to the machine and performs what it decided, after the lock is released:
+  /// this thread performs the batch the machine gives it, and what other threads queue
+  /// meanwhile (``StateMachine/schedule(_:owner:)``).
   private func handle(_ event: (inout StateMachine) -> StateMachine.RequestAction) {
-    var next = self.state.withLock { state -> Batch? in
-      let action = event(&state.machine)
-      if case .none = action { return nil }
-      guard let head = state.head else { return nil }
-      if case .startRPC = action {
-        state.keepAlive = self
-      }
-      guard !state.performing else {
-        state.queued.append(action)
-        return nil
-      }
-      state.performing = true
-      return Batch(actions: [action], head: head)
+    var next = self.state.withLock { machine in
+      let action = event(&machine)
+      return machine.schedule(action, owner: self)
     }
     while let batch = next {
       for action in batch.actions {
@@ -245,27 +213,9 @@ public final class GRPCCall2: Sendable {
         )
       }
       let released: (any RequestLink)?
-      (next, released) = self.state.withLock { state -> (Batch?, (any RequestLink)?) in
-        guard !state.queued.isEmpty, let head = state.head else {
-          state.queued = []
-          state.performing = false
-          guard state.releaseHeadWhenPerformed else { return (nil, nil) }
-          // The call closed meanwhile, and left the head to this thread.
-          state.releaseHeadWhenPerformed = false
-          defer { state.head = nil }
-          return (nil, state.head)
-        }
-        defer { state.queued = [] }
-        return (Batch(actions: state.queued, head: head), nil)
-      }
+      (next, released) = self.state.withLock { $0.performed() }
       withExtendedLifetime(released) {}
     }
-  }
-
-  /// Actions to perform, in order, and the element they go to.
-  private struct Batch {
-    var actions: [StateMachine.RequestAction]
-    var head: any RequestLink
   }
 
   private static func perform(
@@ -306,11 +256,7 @@ public final class GRPCCall2: Sendable {
   /// runs within the handler's queue; if nothing else is pending it is delivered there (see
   /// `ResponseHandOff`).
   fileprivate func receive(_ delivery: StateMachine.Delivery, inSenderBlock: Bool = false) {
-    let schedule = self.state.withLock { state in
-      guard state.machine.receive(delivery) else { return false }
-      state.drainsScheduled += 1
-      return true
-    }
+    let schedule = self.state.withLock { $0.receive(delivery) }
     guard schedule else { return }
     if inSenderBlock {
       self.drain()
@@ -322,7 +268,7 @@ public final class GRPCCall2: Sendable {
   /// How many hops to the handler's queue the call has made so far, and how many responses
   /// wait for the next one (for tests).
   var deliveryCounts: (drains: Int, pending: Int) {
-    self.state.withLock { ($0.drainsScheduled, $0.machine.pendingCount) }
+    self.state.withLock { ($0.drainsScheduled, $0.pendingCount) }
   }
 
   /// The queue the handler's callbacks run on, unless the call delivers inline.
@@ -341,29 +287,11 @@ public final class GRPCCall2: Sendable {
   /// Delivers every pending response, one at a time, until none is left.
   ///
   /// Each is taken under the lock and delivered after it is released, so a cancel made between
-  /// two deliveries drops the rest.
+  /// two deliveries drops the rest. What the close lets go of (the chain, the call's hold on
+  /// itself) is released after the handler's last callback.
   private func drain() {
     while true {
-      let taken = self.state.withLock { state -> (StateMachine.Delivery, ended: Released?)? in
-        guard let delivery = state.machine.nextDelivery() else { return nil }
-        guard case .close = delivery else { return (delivery, nil) }
-        // The close is the last event: let go of the chain and of the call's own reference.
-        // Unless a thread is performing actions: what it has still to perform must reach the
-        // chain (a cancel queued behind it closes the call before it reaches the transport),
-        // so that thread lets go of the head when it is done.
-        let keepHead = state.performing
-        defer {
-          state.keepAlive = nil
-          if keepHead {
-            state.releaseHeadWhenPerformed = true
-          } else {
-            state.head = nil
-            state.queued = []
-          }
-        }
-        return (delivery, Released(head: keepHead ? nil : state.head, call: state.keepAlive))
-      }
-      guard let (delivery, released) = taken else { return }
+      guard let (delivery, released) = self.state.withLock({ $0.nextDelivery() }) else { return }
       switch delivery {
       case .initialMetadata(let metadata):
         self.handler.didReceiveInitialMetadata(metadata)
@@ -376,12 +304,6 @@ public final class GRPCCall2: Sendable {
         withExtendedLifetime(released) {}
       }
     }
-  }
-
-  /// What the close lets go of, released after the handler's last callback.
-  private struct Released {
-    var head: (any RequestLink)?
-    var call: GRPCCall2?
   }
 }
 

@@ -144,7 +144,7 @@ struct GRPCCall2StateMachineTests {
     _ = machine.receive(.initialMetadata([:]))
     _ = machine.receive(.message(Data([1])))
     _ = machine.receive(.message(Data([2])))
-    #expect(machine.nextDelivery()?.isInitialMetadata == true)
+    #expect(machine.nextDelivery()?.delivery.isInitialMetadata == true)
     _ = machine.cancel()
     let rest = machine.drainAll()
     #expect(rest.count == 1)
@@ -382,7 +382,7 @@ struct GRPCCall2StateMachineTests {
         guard drainScheduled else { continue }
         let count = Int(generator.next() % 3) + 1
         for _ in 0 ..< count {
-          guard let delivery = machine.nextDelivery() else {
+          guard let (delivery, _) = machine.nextDelivery() else {
             drainScheduled = false
             break
           }
@@ -422,6 +422,167 @@ struct GRPCCall2StateMachineTests {
   }
 }
 
+extension GRPCCall2StateMachineTests {
+  /// The call's request path, as the machine holds it (it only passes it on).
+  final class Link: RequestLink {
+    func start(
+      requestOptions: GRPCRequestOptions,
+      callOptions: GRPCCallOptions,
+      writes: [any Sendable],
+      finish: Bool
+    ) {}
+    func write(_ message: any Sendable) {}
+    func finish() {}
+    func cancel() {}
+    func receiveNextMessages(_ count: Int) {}
+  }
+
+  /// Stands for the call, which the machine holds from start to close.
+  final class Owner: Sendable {}
+
+  // MARK: Lifetime
+
+  /// A machine with a request path whose start a thread is performing, for `owner`.
+  static func startBeingPerformed(by owner: Owner) throws -> Machine {
+    var machine = Machine()
+    machine.attach(head: Link())
+    let start = machine.start()
+    let scheduled = machine.schedule(start, owner: owner)
+    _ = try #require(scheduled)
+    return machine
+  }
+
+  @Test("one thread performs at a time: actions decided meanwhile wait for it, in order")
+  func actionsQueueBehindThePerformer() throws {
+    var machine = Machine()
+    let link = Link()
+    machine.attach(head: link)
+    let owner = Owner()
+
+    let start = machine.start()
+    let scheduled = machine.schedule(start, owner: owner)
+    let first = try #require(scheduled)
+    #expect(first.actions.count == 1 && first.actions[0].isStartRPC)
+    #expect(first.head === link)
+    // Another thread drives the call while the first performs.
+    let write = machine.write(Data([1]))
+    let queuedWrite = machine.schedule(write, owner: owner)
+    let finish = machine.finish()
+    let queuedFinish = machine.schedule(finish, owner: owner)
+    let lateWrite = machine.write(Data([2]))
+    let droppedWrite = machine.schedule(lateWrite, owner: owner)
+    #expect(queuedWrite == nil && queuedFinish == nil)
+    #expect(droppedWrite == nil, "after finish")
+
+    let (next, released) = machine.performed()
+    let batch = try #require(next)
+    #expect(batch.actions.map(\.isWrite) == [true, false])
+    #expect(batch.actions.last?.isFinish == true)
+    #expect(released == nil)
+    let (after, releasedAfter) = machine.performed()
+    #expect(after == nil && releasedAfter == nil)
+    // Nobody performs now: the next action goes to the thread that decides it.
+    let demand = machine.receiveNextMessages(1)
+    let performedAtOnce = machine.schedule(demand, owner: owner)
+    #expect(performedAtOnce != nil)
+  }
+
+  @Test("the close lets go of the chain and of the call's hold on itself, once")
+  func closeReleasesHeadAndOwner() throws {
+    let owner = Owner()
+    var machine = try Self.startBeingPerformed(by: owner)
+    _ = machine.performed()
+
+    let drain = machine.receive(.close(trailers: [:], error: nil))
+    #expect(drain)
+    let taken = machine.nextDelivery()
+    let (delivery, released) = try #require(taken)
+    #expect(delivery.isClose)
+    let gone = try #require(released)
+    #expect(gone.head != nil)
+    #expect((gone.owner as? Owner) === owner)
+    #expect(machine.head == nil)
+    // Nothing reaches the chain after the close.
+    let (cancel, _) = machine.cancel()
+    let afterClose = machine.schedule(cancel, owner: owner)
+    #expect(afterClose == nil)
+    let more = machine.nextDelivery()
+    #expect(more == nil)
+    let (next, releasedLater) = machine.performed()
+    #expect(next == nil && releasedLater == nil, "let go of once")
+  }
+
+  @Test("a close taken while a thread performs leaves the head to that thread")
+  func closeWhilePerformingLeavesHeadToPerformer() throws {
+    let owner = Owner()
+    var machine = try Self.startBeingPerformed(by: owner)
+    // While the start is performed, the application cancels from another thread: the cancel
+    // waits for the performer, and its close is delivered first.
+    let (cancel, drain) = machine.cancel()
+    #expect(drain)
+    let queued = machine.schedule(cancel, owner: owner)
+    #expect(queued == nil)
+    let taken = machine.nextDelivery()
+    let (delivery, released) = try #require(taken)
+    #expect(delivery.isClose)
+    let gone = try #require(released)
+    #expect(gone.head == nil, "the performer still has the cancel to pass on")
+    #expect((gone.owner as? Owner) === owner)
+    #expect(machine.head != nil)
+
+    let (next, _) = machine.performed()
+    #expect(try #require(next).actions.map(\.isCancel) == [true])
+    let (after, releasedHead) = machine.performed()
+    #expect(after == nil)
+    #expect(releasedHead != nil, "the performer lets go of the head when done")
+    #expect(machine.head == nil)
+  }
+
+  @Test("a call cancelled before start never held itself")
+  func cancelBeforeStartHoldsNothing() throws {
+    var machine = Machine()
+    machine.attach(head: Link())
+    let (cancel, drain) = machine.cancel()
+    #expect(drain)
+    let scheduled = machine.schedule(cancel, owner: Owner())
+    let batch = try #require(scheduled)
+    #expect(batch.actions.map(\.isCancel) == [true])
+    let taken = machine.nextDelivery()
+    let (_, released) = try #require(taken)
+    let gone = try #require(released)
+    #expect(gone.owner == nil)
+    #expect(gone.head == nil, "the performing thread lets go of it")
+    let (_, head) = machine.performed()
+    #expect(head != nil)
+  }
+
+  @Test("drains are counted: one per burst of responses, a cancel's only when none runs")
+  func drainsCounted() {
+    var machine = Machine()
+    let first = machine.receive(.initialMetadata([:]))
+    let second = machine.receive(.message(Data([1])))
+    #expect(first && !second)
+    _ = machine.drainAll()
+    let third = machine.receive(.message(Data([2])))
+    #expect(third)
+    #expect(machine.drainsScheduled == 2)
+    // A cancel while a drain is scheduled rides on it.
+    let whileDraining = machine.cancel().scheduleDrain
+    #expect(!whileDraining)
+    #expect(machine.drainsScheduled == 2)
+    _ = machine.drainAll()
+    // After the close, a cancel does nothing.
+    let afterClose = machine.cancel().scheduleDrain
+    #expect(!afterClose)
+    #expect(machine.drainsScheduled == 2)
+
+    var fresh = Machine()
+    let cancelled = fresh.cancel().scheduleDrain
+    #expect(cancelled)
+    #expect(fresh.drainsScheduled == 1)
+  }
+}
+
 /// A small deterministic generator, so a failing sequence can be replayed.
 struct SplitMix64: RandomNumberGenerator {
   var state: UInt64
@@ -443,7 +604,7 @@ extension GRPCCall2.StateMachine {
   /// Takes every pending delivery, as a drain does.
   mutating func drainAll() -> [Delivery] {
     var all: [Delivery] = []
-    while let delivery = self.nextDelivery() {
+    while let (delivery, _) = self.nextDelivery() {
       all.append(delivery)
     }
     return all

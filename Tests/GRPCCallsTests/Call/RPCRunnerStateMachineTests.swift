@@ -179,10 +179,56 @@ struct RPCRunnerStateMachineTests {
 
     var running = Machine()
     _ = running.start(writes: [], finish: true, flowControl: false)
+    let task = Task {}
+    running.running(in: task)
     let first = running.cancel(.deadline)
-    #expect(first.cancelTask && !first.closeNow)
-    #expect(!running.cancel(.app).cancelTask)
+    #expect(first.task == task && !first.closeNow)
+    let second = running.cancel(.app)
+    #expect(second.task == nil)
     #expect(running.cancelReason == .deadline)
+  }
+
+  @Test("the close lets go of the RPC's task: a later cancel has none to cancel")
+  func closeReleasesTask() {
+    var machine = Machine()
+    _ = machine.start(writes: [], finish: true, flowControl: false)
+    machine.running(in: Task {})
+    let closed = machine.close()
+    #expect(closed)
+    let afterClose = machine.cancel(.app)
+    #expect(afterClose.task == nil)
+    // A task given after the close (it cannot be: the lock covers both) is not kept.
+    machine.running(in: Task {})
+    let late = machine.cancel(.app)
+    #expect(late.task == nil)
+  }
+
+  @Test("an attempt's stream, what went up, and the requests sent, for retries and reading")
+  func attemptBookkeeping() {
+    var machine = Machine()
+    _ = machine.start(writes: [], finish: false, flowControl: true)
+    #expect(!machine.streamOpened)
+    machine.streamDidOpen()
+    #expect(machine.streamOpened)
+    machine.attemptBegins()
+    #expect(!machine.streamOpened, "each attempt is judged by its own stream")
+
+    let firstReport = machine.reportsKnownWrites()
+    let secondReport = machine.reportsKnownWrites()
+    #expect(firstReport)
+    #expect(!secondReport, "once per call, whatever the attempts")
+
+    #expect(!machine.delivered)
+    machine.deliversResponse()
+    #expect(machine.delivered)
+
+    // Two requests sent: six responses answer them, a seventh floods the client.
+    let reported = machine.sent(2)
+    #expect(reported, "reported under flow control")
+    #expect(!machine.floodsClient(responses: 6))
+    #expect(machine.floodsClient(responses: 7))
+    _ = machine.finish()
+    #expect(machine.floodsClient(responses: 0), "no more requests will come")
   }
 
   @Test("demand accumulates before start and saturates; a cancelled call gives none")

@@ -25,15 +25,31 @@ extension GRPCCall2 {
   ///                                  └───────────┘
   /// ```
   ///
+  /// Lifetime (the top of the request path, `head`, and the call's hold on itself):
+  /// ```
+  ///  ┌─────────┐ attach  ┌──────┐ startRPC ┌─────────────┐ close taken ┌─────────┐
+  ///  │ created │ ──────▶ │ head │ ───────▶ │ head + self │ ──────────▶ │ let go  │
+  ///  └─────────┘         └──────┘          └─────────────┘             └─────────┘
+  ///                         │ close taken (a cancel before start)           ▲
+  ///                         └───────────────────────────────────────────────┘
+  /// ```
+  /// (A thread still performing actions when the close is taken lets go of the head when it is
+  /// done.)
+  ///
   /// Writes, a finish and demand given before start are buffered and handed over by start, in
   /// order. Misuse (start twice, write after finish or cancel, finish twice) is a no-op.
+  ///
+  /// Actions for the chain leave in the order the machine decides them, even when several
+  /// threads drive the call: ``schedule(_:owner:)`` gives the first thread that finds no one
+  /// performing a batch to perform, and queues the action otherwise; the performing thread asks
+  /// ``performed()`` for what was queued meanwhile until nothing is.
   ///
   /// Responses from below are appended to a pending list; the owner schedules one drain when
   /// the list goes from empty to non-empty (``receive(_:)`` returns `true`), and the drain takes
   /// them one at a time with ``nextDelivery()`` until none is left. So a burst (a unary call's
   /// headers, message and close) costs one hop, callbacks of one call never overlap, and a
-  /// cancel drops whatever is still pending. Once the close is taken, the machine is terminal:
-  /// every later event is absorbed.
+  /// cancel drops whatever is still pending. Taking the close lets go of the chain and of the
+  /// call's hold on itself, and makes the machine terminal: every later event is absorbed.
   struct StateMachine: Sendable {
     enum RequestState: Sendable {
       case idle(Idle)
@@ -89,6 +105,34 @@ extension GRPCCall2 {
     private var closeReceived = false
     /// The kinds of misuse already reported: each is logged once per call.
     private var reportedMisuse: Set<Misuse> = []
+    /// How many drains were scheduled: hops to the handler's queue (for tests).
+    private(set) var drainsScheduled = 0
+
+    /// The top of the request path: the first interceptor's manager, or the transport. Let go
+    /// of when the call closes, which ends the chain's references to the call.
+    private(set) var head: (any RequestLink)?
+    /// Actions decided and not performed yet, in order.
+    private var queued: [RequestAction] = []
+    /// Whether a thread is performing actions: only one does, so they leave in order.
+    private var performing = false
+    /// The close was taken while a thread was performing: that thread still performs what is
+    /// queued (a cancel that raced it, whose close was delivered already), then lets go of the
+    /// head.
+    private var releaseHeadWhenPerformed = false
+    /// The call's hold on itself from start to close, so the caller need not keep it.
+    private var keepAlive: (any Sendable)?
+
+    /// Actions for one thread to perform on `head`, in order.
+    struct Batch {
+      var actions: [RequestAction]
+      var head: any RequestLink
+    }
+
+    /// What taking the close lets go of, to be released after the handler's last callback.
+    struct Released {
+      var head: (any RequestLink)?
+      var owner: (any Sendable)?
+    }
 
     /// A way of driving the call that does nothing.
     enum Misuse: Sendable, Hashable {
@@ -187,6 +231,45 @@ extension GRPCCall2 {
       return (.cancel, self.scheduleDrain())
     }
 
+    // MARK: Performing actions
+
+    /// Gives the call its request path, once, when it is created.
+    mutating func attach(head: any RequestLink) {
+      self.head = head
+    }
+
+    /// Who performs `action`: the caller, when no thread is performing (the batch it returns),
+    /// or the thread that is (`nil`: queued for it). Nothing is performed once the close was
+    /// taken. Starting the RPC makes the call hold `owner`, itself, until its close.
+    mutating func schedule(_ action: RequestAction, owner: any Sendable) -> Batch? {
+      if case .none = action { return nil }
+      guard let head = self.head else { return nil }
+      if case .startRPC = action {
+        self.keepAlive = owner
+      }
+      guard !self.performing else {
+        self.queued.append(action)
+        return nil
+      }
+      self.performing = true
+      return Batch(actions: [action], head: head)
+    }
+
+    /// The performing thread is done with its batch: the actions queued meanwhile, or `nil`, and
+    /// then the head to let go of if the close was taken meanwhile.
+    mutating func performed() -> (next: Batch?, released: (any RequestLink)?) {
+      guard !self.queued.isEmpty, let head = self.head else {
+        self.queued = []
+        self.performing = false
+        guard self.releaseHeadWhenPerformed else { return (nil, nil) }
+        self.releaseHeadWhenPerformed = false
+        defer { self.head = nil }
+        return (nil, self.head)
+      }
+      defer { self.queued = [] }
+      return (Batch(actions: self.queued, head: head), nil)
+    }
+
     // MARK: Responses
 
     /// A response from below.
@@ -203,8 +286,10 @@ extension GRPCCall2 {
 
     /// The next response to deliver, taken by the drain; `nil` ends the drain.
     ///
-    /// Taking the close makes the machine terminal.
-    mutating func nextDelivery() -> Delivery? {
+    /// Taking the close makes the machine terminal, and lets go of the chain (unless a thread
+    /// is performing actions: what it has still to perform must reach the chain, so it lets go
+    /// of the head when done) and of the call's hold on itself.
+    mutating func nextDelivery() -> (delivery: Delivery, released: Released?)? {
       guard self.next < self.pending.count else {
         self.pending.removeAll(keepingCapacity: true)
         self.next = 0
@@ -213,18 +298,26 @@ extension GRPCCall2 {
       }
       let delivery = self.pending[self.next]
       self.next += 1
-      if case .close = delivery {
-        self.response = .closed
-        self.request = .ended
-        self.pending = []
-        self.next = 0
+      guard case .close = delivery else { return (delivery, nil) }
+      self.response = .closed
+      self.request = .ended
+      self.pending = []
+      self.next = 0
+      let released = Released(head: self.performing ? nil : self.head, owner: self.keepAlive)
+      self.keepAlive = nil
+      if self.performing {
+        self.releaseHeadWhenPerformed = true
+      } else {
+        self.head = nil
+        self.queued = []
       }
-      return delivery
+      return (delivery, released)
     }
 
     private mutating func scheduleDrain() -> Bool {
       guard !self.draining else { return false }
       self.draining = true
+      self.drainsScheduled += 1
       return true
     }
   }

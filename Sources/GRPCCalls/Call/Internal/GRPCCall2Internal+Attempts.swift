@@ -41,7 +41,7 @@ extension GRPCCall2Internal {
           return outcome
         }
         // Streamed requests are sent again if the attempt kept them all.
-        guard attempt.known != nil || self.state.withLock({ $0.machine.rewind() }) else {
+        guard attempt.known != nil || self.state.withLock({ $0.rewind() }) else {
           return outcome
         }
         try await self.beforeRetry(&pacing)
@@ -64,7 +64,7 @@ extension GRPCCall2Internal {
   /// the last one's did says nothing about it (a stream refused after it opened is followed by
   /// an attempt that may fail before its own opens).
   private func beforeRetry(_ pacing: inout RetryPacing) async throws {
-    self.state.withLock { $0.streamOpened = false }
+    self.state.withLock { $0.attemptBegins() }
     try await pacing.beforeRetry()
   }
 

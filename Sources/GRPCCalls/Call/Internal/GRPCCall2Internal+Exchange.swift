@@ -18,22 +18,14 @@ extension GRPCCall2Internal {
   /// Reports the writes of the requests known at the start, once per call: a transparent
   /// retry writes them again.
   func acknowledgeKnownWrites(_ count: Int) {
-    let first = self.state.withLock { state in
-      defer { state.knownWritesAcknowledged = true }
-      return !state.knownWritesAcknowledged
-    }
-    if first {
+    if self.state.withLock({ $0.reportsKnownWrites() }) {
       self.acknowledgeWrites(count)
     }
   }
 
   /// Counts `count` accepted writes and reports them up the chain, under flow control.
   func acknowledgeWrites(_ count: Int) {
-    let flowControl = self.state.withLock { state in
-      state.requestsSent += count
-      return state.machine.flowControl
-    }
-    guard flowControl else { return }
+    guard self.state.withLock({ $0.sent(count) }) else { return }
     for _ in 0 ..< count {
       self.previous.didWrite()
     }
@@ -42,7 +34,7 @@ extension GRPCCall2Internal {
   /// Counts a streamed request the transport accepted, and reports it up the chain under flow
   /// control unless an earlier attempt did (a transparent retry sends it again).
   func acknowledgeStreamedWrite() {
-    let report = self.state.withLock { $0.machine.acceptedWrite() }
+    let report = self.state.withLock { $0.acceptedWrite() }
     if report {
       self.acknowledgeWrites(1)
     }
@@ -51,7 +43,7 @@ extension GRPCCall2Internal {
   /// Serializes a streamed request for the attempt, noting its size for a transparent retry.
   func serializeStreamed(_ message: any Sendable, coder: MessageCoder) throws(GRPCError) -> Data {
     let bytes = try self.serialize(message, coder: coder)
-    self.state.withLock { $0.machine.tookRequestBytes(bytes.count) }
+    self.state.withLock { $0.tookRequestBytes(bytes.count) }
     return bytes
   }
 
@@ -63,7 +55,7 @@ extension GRPCCall2Internal {
   ///   stream (gRPC's HTTP/2 protocol; gRFC A6 and grpc-go do the same).
   func nextRequest() async throws -> (any Sendable)? {
     while true {
-      switch self.state.withLock({ $0.machine.nextRequest() }) {
+      switch self.state.withLock({ $0.nextRequest() }) {
       case .message(let message): return message
       case .reset: throw CancellationError()
       case .end: return nil
@@ -72,7 +64,7 @@ extension GRPCCall2Internal {
       await withTaskCancellationHandler {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
           // Parked only while there is still nothing to take; otherwise look again at once.
-          if !self.state.withLock({ $0.machine.parkWriter(continuation) }) {
+          if !self.state.withLock({ $0.parkWriter(continuation) }) {
             continuation.resume()
           }
         }
@@ -95,12 +87,12 @@ extension GRPCCall2Internal {
 
   /// Waits for a unit of demand before a response message goes up (flow control).
   func takeDemand() async -> DemandOutcome {
-    if let ready = self.state.withLock({ $0.machine.takeDemand(reader: nil) }) {
+    if let ready = self.state.withLock({ $0.takeDemand(reader: nil) }) {
       return ready ? .available : .cancelled
     }
     let ready = await withTaskCancellationHandler {
       await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-        if let ready = self.state.withLock({ $0.machine.takeDemand(reader: continuation) }) {
+        if let ready = self.state.withLock({ $0.takeDemand(reader: continuation) }) {
           continuation.resume(returning: ready)
         }
       }
@@ -111,37 +103,32 @@ extension GRPCCall2Internal {
   }
 
   /// Whether a stream that has delivered `delivered` response messages floods the client
-  /// rather than answers its requests: no more requests will come (the application finished,
-  /// every request was known at the start, or the RPC was cancelled), or the responses
-  /// outnumber the requests sent by more than two to one (a subscription on a request side left
-  /// open).
+  /// (``StateMachine/floodsClient(responses:)``).
   func floodsClient(delivered: Int) -> Bool {
-    self.state.withLock { state in
-      state.machine.requestSideEnded || delivered > 2 * state.requestsSent + 2
-    }
+    self.state.withLock { $0.floodsClient(responses: delivered) }
   }
 
   /// Whether response messages wait for demand.
   var isFlowControlled: Bool {
-    self.state.withLock { $0.machine.flowControl }
+    self.state.withLock { $0.flowControl }
   }
 
   /// Wakes a waiting writer and reader: the RPC is over or its task was cancelled.
   func endRequests() {
-    let (writer, reader) = self.state.withLock { $0.machine.endRequests() }
+    let (writer, reader) = self.state.withLock { $0.endRequests() }
     writer?.resume()
     reader?.resume(returning: false)
   }
 
   /// The response headers, up the chain.
   func deliver(initialMetadata: Metadata) {
-    self.state.withLock { $0.delivered = true }
+    self.state.withLock { $0.deliversResponse() }
     self.previous.initialMetadata(initialMetadata)
   }
 
   /// A response message, up the chain.
   func deliver(message: any Sendable) {
-    self.state.withLock { $0.delivered = true }
+    self.state.withLock { $0.deliversResponse() }
     self.previous.message(message)
   }
 }

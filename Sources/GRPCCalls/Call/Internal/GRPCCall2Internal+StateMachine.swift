@@ -1,6 +1,7 @@
 extension GRPCCall2Internal {
-  /// The RPC runner's bookkeeping, free of I/O: requests waiting for the transport, response
-  /// demand (flow control), why the RPC was cancelled, and whether the close went up.
+  /// The RPC runner's whole state, free of I/O: requests waiting for the transport, response
+  /// demand (flow control), the RPC's task, the current attempt (whether its stream opened,
+  /// whether responses went up), why the RPC was cancelled, and whether the close went up.
   ///
   /// ```
   ///  ┌──────┐  start   ┌─────────┐  close / cancel  ┌───────┐
@@ -17,7 +18,7 @@ extension GRPCCall2Internal {
   ///
   /// The requests an attempt took are kept (up to ``replayLimit`` bytes, as gRPC core's
   /// per-RPC retry buffer) so that an attempt the server never saw can be replaced by one that
-  /// sends them again (gRFC A6 transparent retry, ``rewind()``).
+  /// sends them again (gRFC A6 transparent retry, ``rewind()``), unless a response went up.
   struct StateMachine: Sendable {
     enum Phase: Sendable, Equatable {
       case idle
@@ -46,7 +47,8 @@ extension GRPCCall2Internal {
 
     /// What the owner does after a cancel.
     struct CancelActions: Sendable {
-      var cancelTask = false
+      /// The RPC's task to cancel: the RPC then ends with a cancellation and closes from it.
+      var task: Task<Void, Never>?
       var writer: CheckedContinuation<Void, Never>?
       var reader: CheckedContinuation<Bool, Never>?
       /// The RPC never started: close now.
@@ -72,6 +74,18 @@ extension GRPCCall2Internal {
     private var replay = ReplayLog()
     /// Writes that a replay sends again, already reported to the application.
     private var repeatedWrites = 0
+    /// The RPC's task, from start to close.
+    private var task: Task<Void, Never>?
+    /// Whether the current attempt's stream opened (for transparent retry).
+    private(set) var streamOpened = false
+    /// Whether response headers or messages went up the chain: then no attempt is retried.
+    private(set) var delivered = false
+    /// Whether the writes of the requests known at the start were reported, once per call
+    /// whatever the attempts.
+    private var knownWritesReported = false
+    /// Request messages the transport accepted, for telling a stream that answers its requests
+    /// from one that floods the client.
+    private var requestsSent = 0
 
     /// The most request bytes kept for a transparent retry (gRPC core's
     /// `grpc.per_rpc_retry_buffer_size` default); a call that sent more is not retried.
@@ -99,6 +113,12 @@ extension GRPCCall2Internal {
       self.requestsFinished = finish
       self.flowControl = flowControl
       return true
+    }
+
+    /// The RPC runs in `task`, which the close lets go of and a cancel cancels.
+    mutating func running(in task: Task<Void, Never>) {
+      guard self.phase == .running else { return }
+      self.task = task
     }
 
     /// A request message; returns a waiting writer to wake.
@@ -144,13 +164,50 @@ extension GRPCCall2Internal {
         self.requestsEnded = true
         let reader = self.reader
         self.reader = nil
-        return CancelActions(cancelTask: true, writer: self.takeWriter(), reader: reader)
+        return CancelActions(task: self.task, writer: self.takeWriter(), reader: reader)
       case .ended:
         return CancelActions()
       }
     }
 
     // MARK: Events from the RPC
+
+    /// An attempt begins: its stream has not opened yet.
+    mutating func attemptBegins() {
+      self.streamOpened = false
+    }
+
+    /// The attempt's stream opened: requests may leave from now on.
+    mutating func streamDidOpen() {
+      self.streamOpened = true
+    }
+
+    /// Response headers or a message go up the chain.
+    mutating func deliversResponse() {
+      self.delivered = true
+    }
+
+    /// Whether the writes of the requests known at the start are to be reported: the first
+    /// time an attempt sent them (a transparent retry sends them again).
+    mutating func reportsKnownWrites() -> Bool {
+      defer { self.knownWritesReported = true }
+      return !self.knownWritesReported
+    }
+
+    /// The transport accepted `count` requests; returns whether they are reported up the chain
+    /// (flow control).
+    mutating func sent(_ count: Int) -> Bool {
+      self.requestsSent += count
+      return self.flowControl
+    }
+
+    /// Whether a stream that has delivered `responses` messages floods the client rather than
+    /// answers its requests: no more requests will come (the application finished, every
+    /// request was known at the start, or the RPC was cancelled), or the responses outnumber
+    /// the requests sent by more than two to one (a subscription on a request side left open).
+    func floodsClient(responses: Int) -> Bool {
+      self.requestSideEnded || responses > 2 * self.requestsSent + 2
+    }
 
     /// Every request, when the request side already half-closed: they can leave with the
     /// end of the stream in one write. `nil` while more may come.
@@ -262,8 +319,9 @@ extension GRPCCall2Internal {
       return (self.takeWriter(), reader)
     }
 
-    /// The close, once.
+    /// The close, once; lets go of the RPC's task.
     mutating func close() -> Bool {
+      self.task = nil
       guard !self.closed else { return false }
       self.closed = true
       self.phase = .ended

@@ -29,23 +29,9 @@ final class GRPCCall2Internal: Sendable {
   private let transport: GRPCTransportID?
   /// Where responses go; the extensions that read the RPC's responses use it too.
   let previous: any ResponseLink
-  /// The call's state; touched only by this type and its extensions in `GRPCCall2Internal+*`.
-  let state = LockedValue(Locked())
-
-  struct Locked {
-    var machine = StateMachine()
-    var task: Task<Void, Never>?
-    /// Whether the current attempt's stream opened (for transparent retry).
-    var streamOpened = false
-    /// Whether response headers or messages went up the chain: then no attempt is retried.
-    var delivered = false
-    /// Whether the writes of requests known at the start were acknowledged (once per call,
-    /// whatever the attempts).
-    var knownWritesAcknowledged = false
-    /// Request messages the transport accepted, for telling a stream that answers its requests
-    /// from one that floods the client.
-    var requestsSent = 0
-  }
+  /// The call's whole state; touched only by this type and its extensions in
+  /// `GRPCCall2Internal+*`.
+  let state = LockedValue(StateMachine())
 
   /// - Parameters:
   ///   - pool: Where the channel comes from.
@@ -66,10 +52,9 @@ final class GRPCCall2Internal: Sendable {
 
   /// Closes the call towards the application, once.
   func close(trailers: Metadata?, error: GRPCError?) {
-    let (first, writer, reader) = self.state.withLock { state in
-      let first = state.machine.close()
-      let (writer, reader) = state.machine.endRequests()
-      state.task = nil
+    let (first, writer, reader) = self.state.withLock { machine in
+      let first = machine.close()
+      let (writer, reader) = machine.endRequests()
       return (first, writer, reader)
     }
     writer?.resume()
@@ -81,12 +66,12 @@ final class GRPCCall2Internal: Sendable {
 
   /// The attempt's stream opened: requests may leave from now on.
   func markStreamOpened() {
-    self.state.withLock { $0.streamOpened = true }
+    self.state.withLock { $0.streamDidOpen() }
   }
 
   /// Why the RPC's task was cancelled from this side, if it was.
   var cancelReason: StateMachine.CancelReason? {
-    self.state.withLock { $0.machine.cancelReason }
+    self.state.withLock { $0.cancelReason }
   }
 
   private func run(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) async {
@@ -111,7 +96,7 @@ final class GRPCCall2Internal: Sendable {
       var metadata = try await RequestMetadata.make(for: callOptions, userAgent: key.userAgent)
       let lease = try self.pool.lease(for: key, options: callOptions)
       defer { lease.release() }
-      let known = self.state.withLock { $0.machine.takeAllRequestsIfFinished() }
+      let known = self.state.withLock { $0.takeAllRequestsIfFinished() }
       if known != nil {
         // Every request is known: the transport holds them until the half-close, then sends
         // headers, messages and END_STREAM together.
@@ -207,15 +192,11 @@ final class GRPCCall2Internal: Sendable {
   }
 
   private func cancelRPC(_ reason: StateMachine.CancelReason) {
-    let (actions, task) = self.state.withLock { state in
-      (state.machine.cancel(reason), state.task)
-    }
+    let actions = self.state.withLock { $0.cancel(reason) }
     actions.writer?.resume()
     actions.reader?.resume(returning: false)
-    if actions.cancelTask {
-      // The RPC ends with a cancellation and closes from its task, saying why.
-      task?.cancel()
-    }
+    // The RPC ends with a cancellation and closes from its task, saying why.
+    actions.task?.cancel()
     if actions.closeNow {
       self.close(
         trailers: nil,
@@ -257,27 +238,26 @@ extension GRPCCall2Internal: RequestLink {
     finish: Bool
   ) {
     let executor = self.pool.executor(host: requestOptions.host, options: callOptions)
-    self.state.withLock { state in
+    self.state.withLock { machine in
       guard
-        state.machine.start(
-          writes: writes,
-          finish: finish,
-          flowControl: callOptions.enableFlowControl
-        )
+        machine.start(writes: writes, finish: finish, flowControl: callOptions.enableFlowControl)
       else { return }
       // The task holds `self`, so the call runs to its close even if the caller lets go of it.
-      state.task = Task(executorPreference: executor) {
-        await self.run(requestOptions: requestOptions, callOptions: callOptions)
-      }
+      // Made under the lock, so the RPC cannot end before the machine holds its task.
+      machine.running(
+        in: Task(executorPreference: executor) {
+          await self.run(requestOptions: requestOptions, callOptions: callOptions)
+        }
+      )
     }
   }
 
   func write(_ message: any Sendable) {
-    self.state.withLock { $0.machine.write(message) }?.resume()
+    self.state.withLock { $0.write(message) }?.resume()
   }
 
   func finish() {
-    self.state.withLock { $0.machine.finish() }?.resume()
+    self.state.withLock { $0.finish() }?.resume()
   }
 
   func cancel() {
@@ -285,6 +265,6 @@ extension GRPCCall2Internal: RequestLink {
   }
 
   func receiveNextMessages(_ count: Int) {
-    self.state.withLock { $0.machine.addDemand(count) }?.resume(returning: true)
+    self.state.withLock { $0.addDemand(count) }?.resume(returning: true)
   }
 }
