@@ -24,16 +24,18 @@ final class AsyncCallBridge: GRPCResponseHandler {
   /// Never used: the call delivers inline.
   var dispatchQueue: DispatchQueue { .global() }
   let flowControlled: Bool
+  /// The bridge's whole state, behind its one lock.
   private let state = LockedValue(State())
-  private let callBox = LockedValue<GRPCCall2?>(nil)
 
   private enum ReadStep {
     case resume(Result<(any Sendable)?, any Error>)
-    case ask
+    case ask(GRPCCall2?)
     case wait
   }
 
   private struct State {
+    /// The call this bridge serves: set right after the call is made, let go of at the close.
+    var call: GRPCCall2?
     var messages: [any Sendable] = []
     var demandOutstanding = false
     var reader: CheckedContinuation<(any Sendable)?, any Error>?
@@ -50,8 +52,8 @@ final class AsyncCallBridge: GRPCResponseHandler {
   /// The call this bridge serves; set once, right after the call is made, and let go of at the
   /// close.
   var call: GRPCCall2? {
-    get { self.callBox.withLock { $0 } }
-    set { self.callBox.withLock { $0 = newValue } }
+    get { self.state.withLock { $0.call } }
+    set { self.state.withLock { $0.call = newValue } }
   }
 
   /// The response headers, once they arrived.
@@ -95,12 +97,12 @@ final class AsyncCallBridge: GRPCResponseHandler {
           state.reader = continuation
           guard self.flowControlled, !state.demandOutstanding else { return .wait }
           state.demandOutstanding = true
-          return .ask
+          return .ask(state.call)
         }
       }
       switch step {
       case .resume(let result): continuation.resume(with: result)
-      case .ask: self.call?.receiveNextMessages(1)
+      case .ask(let call): call?.receiveNextMessages(1)
       case .wait: break
       }
     }
@@ -122,18 +124,19 @@ final class AsyncCallBridge: GRPCResponseHandler {
   func write(_ message: any Sendable) async throws {
     try await withCheckedThrowingContinuation {
       (continuation: CheckedContinuation<Void, any Error>) in
-      let closed: GRPCError? = self.state.withLock { state in
+      let step: Result<GRPCCall2?, GRPCError> = self.state.withLock { state in
         if let closed = state.closed {
-          if case .failure(let error) = closed { return error }
-          return GRPCError(code: .cancelled, message: "The call closed before the message was sent")
+          if case .failure(let error) = closed { return .failure(error) }
+          return .failure(
+            GRPCError(code: .cancelled, message: "The call closed before the message was sent")
+          )
         }
         state.writers.append(continuation)
-        return nil
+        return .success(state.call)
       }
-      if let closed {
-        continuation.resume(throwing: closed)
-      } else {
-        self.call?.writeData(message)
+      switch step {
+      case .failure(let closed): continuation.resume(throwing: closed)
+      case .success(let call): call?.writeData(message)
       }
     }
   }
@@ -167,19 +170,16 @@ final class AsyncCallBridge: GRPCResponseHandler {
   func didClose(trailingMetadata: Metadata?, error: GRPCError?) {
     // The close is the last callback: the call is done with this bridge, and the bridge with
     // the call.
-    let call = self.callBox.withLock { box in
-      defer { box = nil }
-      return box
-    }
-    defer { withExtendedLifetime(call) {} }
-    let (reader, writers) = self.state.withLock { state in
+    let (reader, writers, call) = self.state.withLock { state in
       state.closed = error.map { .failure($0) } ?? .success(trailingMetadata ?? [:])
       defer {
         state.reader = nil
         state.writers = []
+        state.call = nil
       }
-      return (state.reader, state.writers)
+      return (state.reader, state.writers, state.call)
     }
+    defer { withExtendedLifetime(call) {} }
     if let error {
       reader?.resume(throwing: error)
       for writer in writers { writer.resume(throwing: error) }
