@@ -252,9 +252,9 @@ public final class GRPCCall2: Sendable {
 
   /// A response from the chain below.
   ///
-  /// `inSenderBlock`: it comes from the block of the first interceptor's default queue, which
+  /// `inSenderBlock`: it comes from a block of the first interceptor's default queue, which
   /// runs within the handler's queue; if nothing else is pending it is delivered there (see
-  /// `ResponseHandOff`).
+  /// ``GRPCInterceptorManager/defaultQueueTarget``).
   fileprivate func receive(_ delivery: StateMachine.Delivery, inSenderBlock: Bool = false) {
     let schedule = self.state.withLock { $0.receive(delivery) }
     guard schedule else { return }
@@ -319,13 +319,11 @@ private final class CallLink: ResponseLink {
     self.call?.deliveryQueue
   }
 
-  func initialMetadata(_ metadata: Metadata) {
-    self.pass(.initialMetadata(metadata), to: self.call)
-  }
-
-  func message(_ message: any Sendable) {
+  func receive(_ response: CallResponse, withinDeliveryQueue: Bool) {
     guard let call = self.call else { return }
-    if let marshaller = call.callOptions.marshaller, !marshaller.accepts(response: message) {
+    if case .message(let message) = response, let marshaller = call.callOptions.marshaller,
+      !marshaller.accepts(response: message)
+    {
       // An interceptor passed on something the handler cannot take: say so rather than drop it.
       call.cancel(
         closingWith: GRPCError(
@@ -336,18 +334,6 @@ private final class CallLink: ResponseLink {
       )
       return
     }
-    self.pass(.message(message), to: call)
-  }
-
-  func didWrite() {
-    self.pass(.didWrite, to: self.call)
-  }
-
-  func close(trailers: Metadata?, error: GRPCError?) {
-    self.pass(.close(trailers: trailers, error: error), to: self.call)
-  }
-
-  private func pass(_ delivery: GRPCCall2.StateMachine.Delivery, to call: GRPCCall2?) {
-    call?.receive(delivery, inSenderBlock: ResponseHandOff.isPassing(to: self))
+    call.receive(response, inSenderBlock: withinDeliveryQueue)
   }
 }

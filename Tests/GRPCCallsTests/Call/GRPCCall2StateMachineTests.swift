@@ -424,18 +424,7 @@ struct GRPCCall2StateMachineTests {
 
 extension GRPCCall2StateMachineTests {
   /// The call's request path, as the machine holds it (it only passes it on).
-  final class Link: RequestLink {
-    func start(
-      requestOptions: GRPCRequestOptions,
-      callOptions: GRPCCallOptions,
-      writes: [any Sendable],
-      finish: Bool
-    ) {}
-    func write(_ message: any Sendable) {}
-    func finish() {}
-    func cancel() {}
-    func receiveNextMessages(_ count: Int) {}
-  }
+  typealias Link = NullRequestLink
 
   /// Stands for the call, which the machine holds from start to close.
   final class Owner: Sendable {}

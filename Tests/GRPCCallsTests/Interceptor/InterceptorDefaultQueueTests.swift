@@ -70,24 +70,24 @@ struct InterceptorDefaultQueueTests {
       concurrentHandlerQueue
       ? DispatchQueue(label: "test.handler", attributes: .concurrent)
       : DispatchQueue(label: "test.handler")
-    let seen = try await Self.unaryCall(handlerQueue: queue) { log, recorder in
-      [HandOffProbe.factory("I", log: log, recorder: recorder)]
+    let seen = try await Self.unaryCall(handlerQueue: queue, logHandlerClose: true) { log, _ in
+      [HandOffProbe.factory("I", log: log)]
     }
-    #expect(seen == ["I.close: handler had it"])
+    #expect(seen == ["I.close: in I's block", "handler.close: in I's block"])
   }
 
   @Test("through two interceptors, a response reaches the handler inside the lower one's block")
   func responsesDeliveredThroughTwo() async throws {
-    let seen = try await Self.unaryCall(handlerQueue: DispatchQueue(label: "test.handler")) {
-      log,
-      recorder in
-      [
-        HandOffProbe.factory("A", log: log, recorder: recorder),
-        HandOffProbe.factory("B", log: log, recorder: recorder),
-      ]
+    let seen = try await Self.unaryCall(
+      handlerQueue: DispatchQueue(label: "test.handler"),
+      logHandlerClose: true
+    ) { log, _ in
+      [HandOffProbe.factory("A", log: log), HandOffProbe.factory("B", log: log)]
     }
     // B passes the close to A, whose queue B's targets: A's event and the handler run in B's block.
-    #expect(seen == ["A.close: handler had it", "B.close: handler had it"])
+    #expect(
+      seen == ["B.close: in B's block", "A.close: in B's block", "handler.close: in B's block"]
+    )
   }
 
   @Test(
@@ -105,12 +105,13 @@ struct InterceptorDefaultQueueTests {
       let recorder = CallRecorder(
         queue: queue,
         onClose: { _ in
+          log.append(["handler.close: in \(HandOffProbe.currentBlock)"])
           otherCall.cancel()
           log.append(["other call's closes inside: \(other.closeCount)"])
         }
       )
       var options = server.options
-      options.interceptorFactories = [HandOffProbe.factory("I", log: log, recorder: recorder)]
+      options.interceptorFactories = [HandOffProbe.factory("I", log: log)]
       let (call, _) = try server.call("UnaryCall", options: options, recorder: recorder)
       call.start()
       call.writeData(try Grpc_Testing_SimpleRequest().bytes)
@@ -119,7 +120,11 @@ struct InterceptorDefaultQueueTests {
       #expect(await other.waitForClose()?.error?.code == .cancelled)
       #expect(other.deliveryContractHeld)
     }
-    #expect(log.all == ["other call's closes inside: 0", "I.close: handler had it"])
+    #expect(
+      log.all == [
+        "I.close: in I's block", "handler.close: in I's block", "other call's closes inside: 0",
+      ]
+    )
   }
 
   /// One `UnaryCall` whose handler runs on `handler`, through the interceptors `factories` makes
@@ -132,13 +137,22 @@ struct InterceptorDefaultQueueTests {
   }
 
   /// One `UnaryCall` whose handler, a recorder, runs on `handlerQueue`, through the interceptors
-  /// `factories` makes; returns what they logged.
+  /// `factories` makes; returns what they logged (and, with `logHandlerClose`, where the
+  /// handler's close ran).
   private static func unaryCall(
     handlerQueue: DispatchQueue,
+    logHandlerClose: Bool = false,
     _ factories: (InterceptorLog, CallRecorder) -> [any GRPCInterceptorFactory]
   ) async throws -> [String] {
     let log = InterceptorLog()
-    let recorder = CallRecorder(queue: handlerQueue)
+    let recorder = CallRecorder(
+      queue: handlerQueue,
+      onClose: { _ in
+        if logHandlerClose {
+          log.append(["handler.close: in \(HandOffProbe.currentBlock)"])
+        }
+      }
+    )
     let factories = factories(log, recorder)
     try await withTestServer { server in
       var options = server.options
@@ -223,33 +237,31 @@ private final class QueueProbe: GRPCInterceptor, @unchecked Sendable {
   }
 }
 
-/// A pass-through interceptor on its default queue that records, once it has passed the close
-/// up, whether the handler had it by then: it had only if the handler ran inside this block.
+/// A pass-through interceptor on its default queue, whose queue carries its name, so that its
+/// close and the handler's say in which interceptor's block they run.
 private final class HandOffProbe: GRPCInterceptor, @unchecked Sendable {
+  private static let key = DispatchSpecificKey<String>()
   private let name: String
   private let log: InterceptorLog
-  private let recorder: CallRecorder
 
-  init(manager: GRPCInterceptorManager, name: String, log: InterceptorLog, recorder: CallRecorder) {
-    self.name = name
-    self.log = log
-    self.recorder = recorder
-    super.init(manager: manager)
+  /// The innermost probe whose block this thread runs.
+  static var currentBlock: String {
+    DispatchQueue.getSpecific(key: Self.key).map { "\($0)'s block" } ?? "no probe's block"
   }
 
-  static func factory(
-    _ name: String,
-    log: InterceptorLog,
-    recorder: CallRecorder
-  ) -> GRPCClosureInterceptorFactory {
-    GRPCClosureInterceptorFactory {
-      HandOffProbe(manager: $0, name: name, log: log, recorder: recorder)
-    }
+  init(manager: GRPCInterceptorManager, name: String, log: InterceptorLog) {
+    self.name = name
+    self.log = log
+    super.init(manager: manager)
+    self.dispatchQueue.setSpecific(key: Self.key, value: name)
+  }
+
+  static func factory(_ name: String, log: InterceptorLog) -> GRPCClosureInterceptorFactory {
+    GRPCClosureInterceptorFactory { HandOffProbe(manager: $0, name: name, log: log) }
   }
 
   override func didClose(trailingMetadata: Metadata?, error: GRPCError?) {
+    self.log.append(["\(self.name).close: in \(Self.currentBlock)"])
     super.didClose(trailingMetadata: trailingMetadata, error: error)
-    let had = self.recorder.closeCount == 1 ? "had it" : "did not have it yet"
-    self.log.append(["\(self.name).close: handler \(had)"])
   }
 }

@@ -74,12 +74,7 @@ extension GRPCCall2 {
     }
 
     /// A response on its way to the handler.
-    enum Delivery: Sendable {
-      case initialMetadata(Metadata)
-      case message(any Sendable)
-      case didWrite
-      case close(trailers: Metadata?, error: GRPCError?)
-    }
+    typealias Delivery = CallResponse
 
     /// What the owner does to the chain below.
     enum RequestAction: Sendable {

@@ -21,6 +21,14 @@ protocol RequestLink: AnyObject, Sendable {
   func receiveNextMessages(_ count: Int)
 }
 
+/// A response on its way up a call's chain.
+enum CallResponse: Sendable {
+  case initialMetadata(Metadata)
+  case message(any Sendable)
+  case didWrite
+  case close(trailers: Metadata?, error: GRPCError?)
+}
+
 /// One element of a call's response path, as the element below it sees it: an interceptor's
 /// manager, or the call's dispatcher at the top of the chain.
 ///
@@ -30,8 +38,27 @@ protocol ResponseLink: AnyObject, Sendable {
   /// The queue this element's responses run on, if any: an interceptor's default queue below
   /// targets it (see ``GRPCInterceptorManager/defaultQueueTarget``).
   var deliveryQueue: DispatchQueue? { get }
-  func initialMetadata(_ metadata: Metadata)
-  func message(_ message: any Sendable)
-  func didWrite()
-  func close(trailers: Metadata?, error: GRPCError?)
+
+  /// Takes `response`. `withinDeliveryQueue`: the sender passes it from a block that runs within
+  /// ``deliveryQueue`` (a block of a queue that targets it), so the element may deliver it there
+  /// and then, when nothing of its own is waiting, instead of scheduling a block.
+  func receive(_ response: CallResponse, withinDeliveryQueue: Bool)
+}
+
+extension ResponseLink {
+  func initialMetadata(_ metadata: Metadata) {
+    self.receive(.initialMetadata(metadata), withinDeliveryQueue: false)
+  }
+
+  func message(_ message: any Sendable) {
+    self.receive(.message(message), withinDeliveryQueue: false)
+  }
+
+  func didWrite() {
+    self.receive(.didWrite, withinDeliveryQueue: false)
+  }
+
+  func close(trailers: Metadata?, error: GRPCError?) {
+    self.receive(.close(trailers: trailers, error: error), withinDeliveryQueue: false)
+  }
 }
