@@ -14,14 +14,14 @@ let package = Package(
   products: [
     .library(name: "GRPCCalls", targets: ["GRPCCalls"]),
     .library(name: "GRPCProtoCalls", targets: ["GRPCProtoCalls"]),
-    .library(name: "GRPCCallsInterop", targets: ["GRPCCallsInterop"]),
     .library(name: "GRPCLegacy", targets: ["GRPCLegacy"]),
     .library(name: "GRPCCallsInterceptors", targets: ["GRPCCallsInterceptors"]),
     // A client of the standard health service, grpc.health.v1.Health.
     .library(name: "GRPCCallsHealth", targets: ["GRPCCallsHealth"]),
     // A client of server reflection, grpc.reflection.v1 (and v1alpha).
     .library(name: "GRPCCallsReflection", targets: ["GRPCCallsReflection"]),
-    // Real peers and network faults for the tests of apps that make gRPC calls.
+    // Real peers and network faults for the tests of apps that make gRPC calls: the interop
+    // TestService (the GRPCCallsInterop target, which it re-exports) and a fault proxy.
     .library(name: "GRPCCallsTestSupport", targets: ["GRPCCallsTestSupport"]),
     .executable(name: "grpc-calls", targets: ["grpc-calls"]),
     .executable(name: "protoc-gen-grpc-calls", targets: ["protoc-gen-grpc-calls"]),
@@ -224,7 +224,6 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
       ],
-      path: "Tests/GRPCCallsTestSupport",
       swiftSettings: swiftSettings
     ),
     .testTarget(
@@ -264,6 +263,8 @@ let package = Package(
         .product(name: "NIOEmbedded", package: "swift-nio"),
         .product(name: "NIOHTTP2", package: "swift-nio-http2"),
         .product(name: "NIOHPACK", package: "swift-nio-http2"),
+        // BoringSSL's reasons in a failed handshake (CoreFailureCanaryTests).
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
         .product(name: "PropertyBased", package: "swift-property-based"),
       ],
       swiftSettings: swiftSettings

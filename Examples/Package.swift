@@ -8,6 +8,7 @@
 // - StandardProtos: protos as real services have them, with no config file (well-known types in
 //   rpcs and messages, a proto without services, imports across folders, v1 and v1alpha
 //   reflection.proto, keywords as names); it only has to build.
+// - AppTests: an app's tests with GRPCCallsTestSupport (a real server, a network that breaks).
 import PackageDescription
 
 let package = Package(
@@ -39,7 +40,7 @@ let package = Package(
         // The v1 methods ("v1Compatibility": true).
         .product(name: "GRPCLegacy", package: "grpc-calls"),
         // The grpc.testing message types and the interop server to talk to.
-        .product(name: "GRPCCallsInterop", package: "grpc-calls"),
+        .product(name: "GRPCCallsTestSupport", package: "grpc-calls"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)],
       plugins: [.plugin(name: "GRPCCallsPlugin", package: "grpc-calls")]
@@ -53,6 +54,14 @@ let package = Package(
       ],
       swiftSettings: [.swiftLanguageMode(.v6)],
       plugins: [.plugin(name: "GRPCCallsPlugin", package: "grpc-calls")]
+    ),
+    .testTarget(
+      name: "AppTests",
+      dependencies: [
+        .product(name: "GRPCCalls", package: "grpc-calls"),
+        .product(name: "GRPCCallsTestSupport", package: "grpc-calls"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
     ),
   ]
 )

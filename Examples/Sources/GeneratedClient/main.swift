@@ -1,6 +1,6 @@
 import Foundation
 import GRPCCalls
-import GRPCCallsInterop
+import GRPCCallsTestSupport
 import GRPCLegacy
 import GRPCProtoCalls
 

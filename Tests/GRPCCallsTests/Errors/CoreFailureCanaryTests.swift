@@ -2,6 +2,7 @@ import Foundation
 import GRPCCallsInterop
 import GRPCCallsTestSupport
 import GRPCCore
+import NIOSSL
 import Testing
 
 @testable import GRPCCalls
@@ -9,7 +10,8 @@ import Testing
 /// The texts of grpc-swift-nio-transport that ``CoreFailure`` matches, checked against the
 /// dependency itself: a dependency update that rewords one fails here, loudly, instead of
 /// silently turning off what the library does with it (transparent retry, the reset's code,
-/// the sizes of an oversize error, the advice to a plaintext client of a TLS server).
+/// the sizes of an oversize error, the advice to a plaintext client of a TLS server or a TLS
+/// client of a plaintext server).
 @Suite("Core failure texts (canaries for dependency updates)")
 struct CoreFailureCanaryTests {
   typealias Text = CoreFailure.Text
@@ -211,5 +213,34 @@ struct CoreFailureCanaryTests {
       let error = try #require(try await TLSTests.unary(server, options).error)
       #expect(CoreFailure.all(in: error).contains(.closedBeforePreface), "\(error)")
     }
+  }
+
+  @Test("a TLS client of a plaintext server: BoringSSL's reason is the one CoreFailure reads")
+  func tlsToPlaintext() async throws {
+    try await withTestServer { server in
+      var options = GRPCCallOptions()
+      options.timeout = 60
+      let error = try #require(try await TLSTests.unary(server, options).error)
+      let errors = try #require(Self.boringSSLErrors(in: error), "no TLS error in \(error)")
+      let reasons = CoreFailure.tlsReasons(errors)
+      #expect(
+        CoreFailure.plaintextServer(reasons),
+        "BoringSSL now says \(reasons) (\(errors)): update CoreFailure.Text.notTLSRecord"
+      )
+    }
+  }
+
+  /// The BoringSSL errors of a failed handshake among `error`'s causes.
+  private static func boringSSLErrors(in error: GRPCError) -> [BoringSSLInternalError]? {
+    var cause = error.cause
+    for _ in 0 ..< 8 {
+      switch cause {
+      case NIOSSLError.handshakeFailed(.sslError(let errors))?: return errors
+      case let wrapped as RPCError: cause = wrapped.cause
+      case let wrapped as GRPCError: cause = wrapped.cause
+      default: return nil
+      }
+    }
+    return nil
   }
 }

@@ -1,5 +1,6 @@
 internal import Foundation
 internal import GRPCCore
+internal import NIOSSL
 
 /// A failure of the core's HTTP/2 transport that the library acts on, recognized in one place.
 ///
@@ -9,9 +10,10 @@ internal import GRPCCore
 /// going away, a connection that closed before HTTP/2 began. Where a structured cause exists
 /// (a TLS error, a `ChannelError`, a failure of one of our own connection handlers) the library
 /// reads that instead. This type holds every text of a dependency the library still matches
-/// (``Text``); `CoreFailureCanaryTests` checks each against the dependency, so that a reworded
-/// message fails a test instead of silently turning a behaviour off (transparent retry, the
-/// size in an oversize error, the reset's code).
+/// (``Text``), BoringSSL's handshake reasons too; `CoreFailureCanaryTests` checks each against
+/// the dependency, so that a reworded message fails a test instead of silently turning a
+/// behaviour off (transparent retry, the size in an oversize error, the reset's code, the
+/// advice to a TLS client of a plaintext server).
 enum CoreFailure: Equatable, Sendable {
   /// The server reset the stream (RST_STREAM) before it sent a status, with this HTTP/2 error
   /// code (`name` as the transport spells it, e.g. `refused stream`).
@@ -67,6 +69,9 @@ enum CoreFailure: Equatable, Sendable {
     /// `Connection`: the end of "…closed the connection before completing the HTTP/2
     /// connection preface."
     static let closedBeforePreface = "the HTTP/2 connection preface."
+    /// BoringSSL's reason (`SSL_R_WRONG_VERSION_NUMBER`, through swift-nio-ssl) when the
+    /// server's answer to the ClientHello is not a TLS record: a plaintext server.
+    static let notTLSRecord = "WRONG_VERSION_NUMBER"
   }
 
   /// The failure a message of the transport reports; `nil` for any other message.
@@ -157,5 +162,36 @@ enum CoreFailure: Equatable, Sendable {
     let size = Int(message[actual.upperBound...].prefix(while: \.isNumber))
     guard let limit, let size else { return nil }
     return (limit, size)
+  }
+}
+
+// MARK: TLS
+
+extension CoreFailure {
+  /// BoringSSL's reasons for a failed handshake, each once, in order.
+  ///
+  /// A reason is the last field of swift-nio-ssl's description of the error, whose code is not
+  /// public: `WRONG_VERSION_NUMBER` from "Error: 268435703 error:100000f7:SSL routines:
+  /// OPENSSL_internal:WRONG_VERSION_NUMBER at /build/…/tls_record.cc:231".
+  static func tlsReasons(_ errors: [BoringSSLInternalError]) -> [String] {
+    var reasons: [String] = []
+    for error in errors {
+      var text = Substring(error.description)
+      if let at = text.range(of: " at /") {
+        text = text[..<at.lowerBound]
+      }
+      let reason = String(text.split(separator: ":").last ?? text)
+        .trimmingCharacters(in: .whitespaces)
+      if !reasons.contains(reason) {
+        reasons.append(reason)
+      }
+    }
+    return reasons
+  }
+
+  /// Whether BoringSSL's `reasons` say the server answered the ClientHello with something that
+  /// is not TLS (a plaintext HTTP/2 server's frames).
+  static func plaintextServer(_ reasons: [String]) -> Bool {
+    reasons.contains(Text.notTLSRecord)
   }
 }
