@@ -3,8 +3,9 @@
 /// Accepted forms (the Options article of GRPCCalls): `name[:port]` and `[v6-literal][:port]` (no port means 443;
 /// an IP literal becomes an address target, a name a DNS one),
 /// or a target with a scheme: `dns:name[:port]` (also `dns:///name:port`),
-/// `ipv4:addr:port[,addr:port…]`, `ipv6:[addr]:port[,…]`, `unix:path`. Several addresses are
-/// balanced by the core's resolvers and load balancers, never by this library.
+/// `ipv4:addr:port[,addr:port…]`, `ipv6:[addr]:port[,…]`, `unix:path`. The core resolves them,
+/// and a channel uses one connection at a time: the first address of a name that accepts one,
+/// only the first address of an `ipv4:`/`ipv6:` list (pick-first; no balancing over several).
 package enum HostTarget: Hashable, Sendable {
   case dns(host: String, port: Int)
   case ipv4([Address])

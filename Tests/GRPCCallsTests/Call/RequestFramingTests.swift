@@ -47,15 +47,17 @@ struct RequestFramingTests {
   }
 
   @Test(
-    "through two queued interceptors, the start, message and finish they pass on leave together",
-    arguments: RPCPath.allCases
+    "through two interceptors, queued or inline, the start, message and finish they pass on leave together",
+    arguments: RPCPath.allCases,
+    [false, true]
   )
-  func throughInterceptors(path: RPCPath) async throws {
+  func throughInterceptors(path: RPCPath, inline: Bool) async throws {
     try await withFramingProxy(path: path) { server, target in
       let log = InterceptorLog()
       var options = server.options
       options.interceptorFactories = [
-        CountingInterceptor.factory("A", log: log), CountingInterceptor.factory("B", log: log),
+        CountingInterceptor.factory("A", log: log, inline: inline),
+        CountingInterceptor.factory("B", log: log, inline: inline),
       ]
       let client = InteropClient(target: target, callOptions: options, channelPool: server.pool)
       let (call, recorder) = try client.makeCall("UnaryCall")
