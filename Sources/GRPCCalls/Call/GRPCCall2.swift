@@ -252,11 +252,14 @@ public final class GRPCCall2: Sendable {
 
   /// A response from the chain below.
   ///
-  /// `inSenderBlock`: it comes from a block of the first interceptor's default queue, which
-  /// runs within the handler's queue; if nothing else is pending it is delivered there (see
-  /// ``GRPCInterceptorManager/defaultQueueTarget``).
+  /// `inSenderBlock`: it comes from a block that runs within the handler's queue (one of the
+  /// first interceptor's default queue, see ``GRPCInterceptorManager/defaultQueueTarget``, or
+  /// the job of a task reading a flooding stream there); if nothing else is pending it is
+  /// delivered there.
   fileprivate func receive(_ delivery: StateMachine.Delivery, inSenderBlock: Bool = false) {
-    let schedule = self.state.withLock { $0.receive(delivery) }
+    let schedule = self.state.withLock {
+      $0.receive(delivery, withinQueue: inSenderBlock || self.deliversInline)
+    }
     guard schedule else { return }
     if inSenderBlock {
       self.drain()

@@ -5,10 +5,12 @@ internal import GRPCCalls
 /// `memory-backpressure`: the client's peak memory while a large server stream is read slowly,
 /// with flow control on and off.
 ///
-/// The reader takes one message per `readInterval`. With flow control it asks for the next
-/// message only after the previous one was processed, so the server is held back and memory
-/// stays near the transport's read-ahead. Without it, messages arrive as fast as the server
-/// sends them and queue up on the handler's queue, so memory grows with the stream.
+/// The reader takes one message per `readInterval`, in its handler. With flow control it asks
+/// for the next message only after the previous one was processed, so the server is held back
+/// and memory stays near the transport's read-ahead. Without it, the stream is still read on
+/// the handler's queue once it floods the client, so a handler that takes its time holds the
+/// server back as well; what flow control adds is holding it back while the application
+/// processes messages elsewhere.
 enum MemoryBackpressure {
   struct Settings: Sendable {
     var streamBytes: Int

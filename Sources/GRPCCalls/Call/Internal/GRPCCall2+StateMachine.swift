@@ -100,7 +100,8 @@ extension GRPCCall2 {
     private var closeReceived = false
     /// The kinds of misuse already reported: each is logged once per call.
     private var reportedMisuse: Set<Misuse> = []
-    /// How many drains were scheduled: hops to the handler's queue (for tests).
+    /// How many drains were scheduled on the handler's queue: its hops (for tests). A drain
+    /// that runs where the response came from, within that queue, is not one.
     private(set) var drainsScheduled = 0
 
     /// The top of the request path: the first interceptor's manager, or the transport. Let go
@@ -269,14 +270,16 @@ extension GRPCCall2 {
 
     /// A response from below.
     ///
-    /// - Returns: Whether the owner must schedule a drain.
-    mutating func receive(_ delivery: Delivery) -> Bool {
+    /// - Parameter withinQueue: It comes from a block that runs within the handler's queue,
+    ///   where the owner drains at once rather than schedule a drain.
+    /// - Returns: Whether the owner must drain (or schedule a drain).
+    mutating func receive(_ delivery: Delivery, withinQueue: Bool = false) -> Bool {
       guard self.response == .open, !self.closeReceived else { return false }
       if case .close = delivery {
         self.closeReceived = true
       }
       self.pending.append(delivery)
-      return self.scheduleDrain()
+      return self.scheduleDrain(hop: !withinQueue)
     }
 
     /// The next response to deliver, taken by the drain; `nil` ends the drain.
@@ -309,10 +312,12 @@ extension GRPCCall2 {
       return (delivery, released)
     }
 
-    private mutating func scheduleDrain() -> Bool {
+    private mutating func scheduleDrain(hop: Bool = true) -> Bool {
       guard !self.draining else { return false }
       self.draining = true
-      self.drainsScheduled += 1
+      if hop {
+        self.drainsScheduled += 1
+      }
       return true
     }
   }

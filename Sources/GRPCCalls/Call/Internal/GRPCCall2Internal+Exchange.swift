@@ -127,8 +127,11 @@ extension GRPCCall2Internal {
   }
 
   /// A response message, up the chain.
-  func deliver(message: any Sendable) {
+  ///
+  /// - Parameter withinDeliveryQueue: Whether the caller runs within the queue of the element
+  ///   above (``DeliveryQueueExecutor``), which may then take the message where it is.
+  func deliver(message: any Sendable, withinDeliveryQueue: Bool = false) {
     self.state.withLock { $0.deliversResponse() }
-    self.previous.message(message)
+    self.previous.receive(.message(message), withinDeliveryQueue: withinDeliveryQueue)
   }
 }

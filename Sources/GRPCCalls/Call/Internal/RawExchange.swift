@@ -83,26 +83,37 @@ struct RawExchange: TransportStreamBody {
   /// The call's task may run on its channel's event loop (``EventLoopTaskExecutor``): then no
   /// thread hop separates the transport from the call. That suits a short exchange, and an
   /// interactive stream, where each response waits for the application to answer it. A stream
-  /// that floods the client is better read on the shared pool, which moves its per-message work
-  /// off the loop's core and lets a reader that waits for demand be woken without waking the
-  /// loop (the Benchmarks article has the figures of both). So from the third message on, the
-  /// reading moves to the pool once
-  /// the stream floods the client: its request side has ended (a server stream, or a stream the
-  /// application finished), its responses outnumber its requests by more than two to one, or a
-  /// message had to wait for demand.
+  /// that floods the client is better read off the loop, which moves its per-message work off
+  /// the loop's core and lets a reader that waits for demand be woken without waking the loop
+  /// (the Benchmarks article has the figures). So from the third message on, the reading moves
+  /// once the stream floods the client: its request side has ended (a server stream, or a
+  /// stream the application finished), its responses outnumber its requests by more than two
+  /// to one, or a message had to wait for demand. It moves to the queue the responses are
+  /// delivered on (``DeliveryQueueExecutor``), or to the shared pool when they are delivered
+  /// inline or on the main queue.
   private func read<Bytes: GRPCContiguousBytes>(
     _ inbound: RPCAsyncSequence<RPCResponsePart<Bytes>, any Error>
   ) async -> RPCOutcome {
     var headers: Metadata?
     var parts = inbound.makeAsyncIterator()
     do {
-      if let outcome = try await self.readParts(&parts, headers: &headers, leavingTheLoop: true) {
+      if let outcome = try await self.readParts(&parts, headers: &headers, place: .firstResponses) {
         return outcome
       }
+      // Never the main queue: an application's main thread is not where a stream is parsed.
+      let queue = self.runner.previous.deliveryQueue.flatMap {
+        $0 === DispatchQueue.main ? nil : $0
+      }
+      let executor: any TaskExecutor =
+        queue.map { DeliveryQueueExecutor(queue: $0) } ?? globalConcurrentExecutor
       if let outcome = try await withTaskExecutorPreference(
-        globalConcurrentExecutor,
+        executor,
         operation: {
-          try await self.readParts(&parts, headers: &headers, leavingTheLoop: false)
+          try await self.readParts(
+            &parts,
+            headers: &headers,
+            place: queue == nil ? .pool : .deliveryQueue
+          )
         }
       ) {
         return outcome
@@ -114,14 +125,23 @@ struct RawExchange: TransportStreamBody {
     }
   }
 
+  /// Where ``readParts(_:headers:place:)`` runs.
+  private enum ReadingPlace {
+    /// Where the call's task started (its channel's event loop, usually): it stops (returning
+    /// `nil`) when the stream turns out to flood the client (see `read(_:)`).
+    case firstResponses
+    /// The shared pool.
+    case pool
+    /// The queue the responses are delivered on.
+    case deliveryQueue
+  }
+
   /// Reads response parts until the status, which gives the outcome.
   ///
-  /// - Parameter leavingTheLoop: Whether to stop (returning `nil`) when the stream turns out to
-  ///   be one that is better read on the shared pool (see `read(_:)`).
   private func readParts<Bytes: GRPCContiguousBytes>(
     _ parts: inout RPCAsyncSequence<RPCResponsePart<Bytes>, any Error>.AsyncIterator,
     headers: inout Metadata?,
-    leavingTheLoop: Bool
+    place: ReadingPlace
   ) async throws -> RPCOutcome? {
     let flowControlled = self.runner.isFlowControlled
     var delivered = 0
@@ -151,9 +171,12 @@ struct RawExchange: TransportStreamBody {
         }
         let data = bytes.withUnsafeBytes { Data($0) }
         // Returning early (a parse failure) ends the RPC, which cancels it on the server.
-        self.runner.deliver(message: try self.attempt.coder.deserialize(data))
+        self.runner.deliver(
+          message: try self.attempt.coder.deserialize(data),
+          withinDeliveryQueue: place == .deliveryQueue
+        )
         delivered += 1
-        if leavingTheLoop, delivered >= 2,
+        if place == .firstResponses, delivered >= 2,
           waitedForDemand || self.runner.floodsClient(delivered: delivered)
         {
           return nil
