@@ -33,6 +33,10 @@ package struct ChannelArgSettings: Hashable, Sendable {
   /// bit 1 deflate, bit 2 gzip.
   package var compressionAlgorithmsBitset: Int?
   /// The names of the arguments no setting maps (gRPC core ignores arguments it does not know).
+  /// `grpc.service_config`, as given: JSON the options read.
+  package var serviceConfigJSON: String?
+  /// `grpc.lb_policy_name`: `pick_first` or `round_robin`.
+  package var loadBalancingPolicyName: String?
   package var unknownNames: [String] = []
 
   package init() {}
@@ -73,6 +77,10 @@ package struct ChannelArgSettings: Hashable, Sendable {
         self.maxFrameSize = try arg.integer(in: (1 << 14) ... ((1 << 24) - 1))
       case "grpc.compression_enabled_algorithms_bitset":
         self.compressionAlgorithmsBitset = try arg.integer(in: 0 ... 7)
+      case "grpc.service_config":
+        self.serviceConfigJSON = try arg.string()
+      case "grpc.lb_policy_name":
+        self.loadBalancingPolicyName = try arg.string(in: ["pick_first", "round_robin"])
       default:
         self.unknownNames.append(name)
       }
@@ -96,6 +104,13 @@ package struct ChannelArgSettings: Hashable, Sendable {
 
     func string() throws(InvalidInput) -> String {
       guard case .string(let value) = self.value else { throw self.invalid("a string") }
+      return value
+    }
+
+    func string(in choices: [String]) throws(InvalidInput) -> String {
+      guard case .string(let value) = self.value, choices.contains(value) else {
+        throw self.invalid("one of \(choices.map { "\"\($0)\"" }.joined(separator: ", "))")
+      }
       return value
     }
 

@@ -55,10 +55,35 @@ struct Load: AsyncParsableCommand {
   )
   var api = "all"
 
+  @Option(
+    name: .customLong("service-config"),
+    help:
+      "A service config in gRPC's JSON form, or @FILE to read it from a file (method timeouts, retry and hedging policies, loadBalancingConfig)."
+  )
+  var serviceConfig: String?
+
   enum Face: String, CaseIterable {
     case raw
     case callback
     case async
+  }
+
+  /// The service config `argument` gives: JSON, or `@` and a file holding it.
+  static func serviceConfig(_ argument: String) throws -> ServiceConfig {
+    var json = argument
+    if argument.hasPrefix("@") {
+      let path = String(argument.dropFirst())
+      do {
+        json = try String(contentsOfFile: path, encoding: .utf8)
+      } catch {
+        throw ValidationError("cannot read \(path): \(error.localizedDescription)")
+      }
+    }
+    do {
+      return try GRPCServiceConfig.parse(json)
+    } catch {
+      throw ValidationError("--service-config: \(error.message)")
+    }
   }
 
   func validate() throws {
@@ -80,6 +105,9 @@ struct Load: AsyncParsableCommand {
       } catch {
         throw ValidationError("cannot read \(caFile): \(error.localizedDescription)")
       }
+    }
+    if let serviceConfig = self.serviceConfig {
+      options.serviceConfig = try Self.serviceConfig(serviceConfig)
     }
     let faces =
       self.api == "all"

@@ -17,8 +17,8 @@ public import GRPCCore
 ///   ``compressionAlgorithm``, ``keepaliveInterval``, ``keepaliveTimeout``,
 ///   ``keepalivePermitWithoutCalls``, ``connectMinTimeout``, ``connectInitialBackoff``, ``connectMaxBackoff``,
 ///   ``minRetryInterval``, ``maxRetryInterval``, ``retryFactor``, ``enableRetry``,
-///   ``additionalChannelArgs``, ``transport``, ``logContext``, ``channelPoolDomain``,
-///   ``channelId``) form the channel key: calls share
+///   ``additionalChannelArgs``, ``serviceConfig``, ``loadBalancingPolicy``, ``transport``,
+///   ``logContext``, ``channelPoolDomain``, ``channelId``) form the channel key: calls share
 ///   a channel (one HTTP/2 connection) only when all of them are equal.
 ///
 /// Durations are `TimeInterval` seconds, as in the gRPC Objective-C API; negative values and
@@ -350,6 +350,31 @@ public struct GRPCCallOptions: Sendable {
     set { self.channelSettings.enableRetry = newValue }
   }
 
+  /// The channel's service config: per-method timeouts, `waitForReady`, message size limits,
+  /// retry and hedging policies, retry throttling and the load-balancing policy, as gRPC
+  /// core, grpc-go and grpc-java take them (``GRPCServiceConfig/parse(_:)`` reads gRPC's JSON
+  /// form; the `grpc.service_config` channel argument sets it too). `nil` (the default): none.
+  ///
+  /// A method's config applies to every call of it, on every face, unless the call says
+  /// otherwise: the call's own ``timeout`` wins when set, ``waitForReady`` is on when either
+  /// asks for it, the call's ``executionPolicy`` replaces the config's, and the response limit
+  /// is the smaller of ``responseSizeLimit`` and the config's `maxResponseMessageBytes`. A call
+  /// larger than the config's `maxRequestMessageBytes` fails with `RESOURCE_EXHAUSTED` before it
+  /// leaves. Retries and hedges from the config follow ``enableRetry`` and the config's
+  /// `retryThrottling`.
+  public var serviceConfig: ServiceConfig? {
+    get { self.channelSettings.serviceConfig }
+    set { self.channelSettings.serviceConfig = newValue }
+  }
+
+  /// How the channel picks among its server's addresses; `nil` (the default) keeps the service
+  /// config's choice, or pick-first. Set, it replaces the service config's
+  /// `loadBalancingConfig`; the `grpc.lb_policy_name` channel argument sets it too.
+  public var loadBalancingPolicy: GRPCLoadBalancingPolicy? {
+    get { self.channelSettings.loadBalancingPolicy }
+    set { self.channelSettings.loadBalancingPolicy = newValue }
+  }
+
   /// gRPC channel arguments, by their gRPC core names; a value of the wrong kind fails the call
   /// with `INVALID_ARGUMENT` naming it. A name not in this table is ignored, as gRPC core ignores
   /// arguments it does not know, with a warning on the pool's logger when its channel opens; it
@@ -371,6 +396,8 @@ public struct GRPCCallOptions: Sendable {
   /// | `grpc.enable_retries` | 0 or 1 | ``enableRetry`` |
   /// | `grpc.http2.max_frame_size` | bytes | the largest HTTP/2 frame the server may send |
   /// | `grpc.compression_enabled_algorithms_bitset` | bits: 0 identity, 1 deflate, 2 gzip | the response encodings accepted and advertised (default: all) |
+  /// | `grpc.service_config` | JSON | ``serviceConfig`` |
+  /// | `grpc.lb_policy_name` | `pick_first` or `round_robin` | ``loadBalancingPolicy`` |
   public var additionalChannelArgs: ChannelArgs {
     get { self.channelSettings.additionalChannelArgs }
     set { self.channelSettings.additionalChannelArgs = newValue }

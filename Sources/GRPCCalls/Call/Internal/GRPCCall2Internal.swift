@@ -91,41 +91,49 @@ final class GRPCCall2Internal: Sendable {
     do {
       let key = try self.pool.key(host: requestOptions.host, options: callOptions)
       limit = key.responseSizeLimit
-      let coreOptions = try Self.coreOptions(callOptions, safety: requestOptions.safety, key: key)
       var descriptor = try MethodPath.descriptor(for: requestOptions.path)
       var metadata = try await RequestMetadata.make(for: callOptions, userAgent: key.userAgent)
       let lease = try self.pool.lease(for: key, options: callOptions)
       defer { lease.release() }
+      let plan = try CallPlan(
+        callOptions,
+        safety: requestOptions.safety,
+        key: key,
+        method: lease.channel.client.config(forMethod: descriptor)
+      )
+      limit = plan.responseSizeLimit
       let known = self.state.withLock { $0.takeAllRequestsIfFinished() }
       if known != nil {
         // Every request is known: the transport holds them until the half-close, then sends
         // headers, messages and END_STREAM together.
         descriptor.type = .unary
       }
-      let raw = coreOptions.executionPolicy == nil && !self.pool.config.sendsEveryCallThroughClient
-      if callOptions.timeout > 0 {
+      let raw = plan.executionPolicy == nil && !self.pool.config.sendsEveryCallThroughClient
+      if plan.timeout > 0 {
         if raw {
           // The raw path runs no executor: the deadline's header is ours to send.
           metadata.replaceOrAddString(
-            GRPCTimeout.header(seconds: callOptions.timeout),
+            GRPCTimeout.header(seconds: plan.timeout),
             forKey: "grpc-timeout"
           )
         }
         // Ours on both paths, since attempts that wait for a connection below span executor
         // calls.
-        timer = self.armDeadline(after: callOptions.timeout)
+        timer = self.armDeadline(after: plan.timeout)
       }
+      var coder = MessageCoder(marshaller: callOptions.marshaller)
+      coder.requestSizeLimit = plan.requestSizeLimit
       let attempt = RPCAttempt(
         channel: lease.channel.client,
         descriptor: descriptor,
-        options: coreOptions,
+        options: plan.coreOptions(compression: key.compression),
         metadata: metadata,
         known: known,
-        coder: MessageCoder(marshaller: callOptions.marshaller),
+        coder: coder,
         responseSizeLimit: limit,
         loopExecutor: lease.channel.executor
       )
-      outcome = try await self.run(attempt, raw: raw, waitForReady: callOptions.waitForReady)
+      outcome = try await self.run(attempt, raw: raw, waitForReady: plan.waitForReady)
     } catch {
       // A server's status is read from the response; what is thrown here ended the call on this
       // side (the options, the token, the host, the deadline, an unreachable server, a request
@@ -203,30 +211,6 @@ final class GRPCCall2Internal: Sendable {
         error: GRPCError(code: .cancelled, message: "The call was cancelled")
       )
     }
-  }
-
-  /// The core's options for a call with these options on the channel of `key`.
-  ///
-  /// - Throws: `INVALID_ARGUMENT` for an execution policy the core cannot take.
-  private static func coreOptions(
-    _ callOptions: GRPCCallOptions,
-    safety: GRPCCallSafety,
-    key: ChannelKey
-  ) throws(GRPCError) -> CallOptions {
-    var options = CallOptions.defaults
-    if callOptions.timeout > 0 {
-      options.timeout = .seconds(callOptions.timeout)
-    }
-    // The HTTP/2 transport limits *response* messages by `maxRequestMessageBytes` and ignores
-    // `maxResponseMessageBytes` (Design article, "Where the core needed help"), so set both.
-    options.maxRequestMessageBytes = key.responseSizeLimit
-    options.maxResponseMessageBytes = key.responseSizeLimit
-    options.compression = key.compression.core
-    options.waitForReady = callOptions.waitForReady
-    if key.enableRetry, let policy = callOptions.executionPolicy {
-      options.executionPolicy = try policy.core(safety: safety)
-    }
-    return options
   }
 }
 

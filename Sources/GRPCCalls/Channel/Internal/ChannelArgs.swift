@@ -42,6 +42,21 @@ enum ChannelArgs {
     set(\.serverAuthority, settings.serverAuthority.map(Optional.some))
     set(\.hostNameOverride, settings.hostNameOverride.map(Optional.some))
     set(\.enableRetry, settings.enableRetry)
+    if let json = settings.serviceConfigJSON {
+      do {
+        options.serviceConfig = try GRPCServiceConfig.parse(json)
+      } catch {
+        throw GRPCError(
+          code: .invalidArgument,
+          message: "Channel argument 'grpc.service_config': \(error.message)"
+        )
+      }
+    }
+    set(
+      \.loadBalancingPolicy,
+      settings.loadBalancingPolicyName.flatMap(GRPCLoadBalancingPolicy.init(rawValue:))
+        .map(Optional.some)
+    )
     extras.maxFrameSize = settings.maxFrameSize
     if let bits = settings.compressionAlgorithmsBitset {
       extras.responseCompression = [(1, .deflate), (2, .gzip)].compactMap { bit, algorithm in

@@ -7,6 +7,9 @@ protocol ChannelClient: Sendable {
   func runConnections() async throws
   func beginGracefulShutdown()
 
+  /// The service config's entry for a method, if any.
+  func config(forMethod descriptor: MethodDescriptor) -> MethodConfig?
+
   /// A bidirectional-streaming RPC of raw bytes through `GRPCClient`, whose executor owns
   /// deadlines, retries and hedging.
   func rawStreaming<Result: Sendable>(
@@ -40,12 +43,15 @@ protocol TransportStreamBody: Sendable {
 /// A `GRPCClient` and the transport it runs, which the raw path uses directly. The client runs
 /// the transport's connections, so both share them.
 struct TransportChannelClient<Transport: ClientTransport>: ChannelClient {
-  let client: GRPCClient<Transport>
+  let client: GRPCClient<PlannedTransport<Transport>>
   let transport: Transport
 
   init(transport: Transport) {
     self.transport = transport
-    self.client = GRPCClient(transport: transport, interceptors: [RetryInfoPushback()])
+    self.client = GRPCClient(
+      transport: PlannedTransport(inner: transport),
+      interceptors: [RetryInfoPushback()]
+    )
   }
 
   func runConnections() async throws {
@@ -54,6 +60,10 @@ struct TransportChannelClient<Transport: ClientTransport>: ChannelClient {
 
   func beginGracefulShutdown() {
     self.client.beginGracefulShutdown()
+  }
+
+  func config(forMethod descriptor: MethodDescriptor) -> MethodConfig? {
+    self.transport.config(forMethod: descriptor)
   }
 
   func rawStreaming<Result: Sendable>(

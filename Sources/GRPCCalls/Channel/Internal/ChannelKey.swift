@@ -37,6 +37,9 @@ package struct ChannelKey: Hashable, Sendable {
   let maxBackoff: TimeInterval
   let backoffMultiplier: Double
   let enableRetry: Bool
+  /// The service config the transport is given: ``GRPCCallOptions/serviceConfig`` with
+  /// ``GRPCCallOptions/loadBalancingPolicy`` applied.
+  let serviceConfig: ServiceConfig
   let channelPoolDomain: String?
   let channelId: Int
   /// The hash of every field above, computed once: the pool hashes a key at each lease and
@@ -118,6 +121,11 @@ package struct ChannelKey: Hashable, Sendable {
       options.connectMaxBackoff > 0 ? options.connectMaxBackoff : options.maxRetryInterval
     self.backoffMultiplier = options.retryFactor
     self.enableRetry = options.enableRetry
+    var serviceConfig = options.serviceConfig ?? ServiceConfig()
+    if let policy = options.loadBalancingPolicy {
+      serviceConfig.loadBalancingConfig = [policy.config]
+    }
+    self.serviceConfig = serviceConfig
     self.channelPoolDomain = options.channelPoolDomain
     self.channelId = options.channelId
     self.hashCode = self.fieldsHash()
@@ -151,6 +159,7 @@ package struct ChannelKey: Hashable, Sendable {
     hasher.combine(self.maxBackoff)
     hasher.combine(self.backoffMultiplier)
     hasher.combine(self.enableRetry)
+    hasher.combine(self.serviceConfig)
     hasher.combine(self.channelPoolDomain)
     hasher.combine(self.channelId)
     return hasher.finalize()

@@ -1,4 +1,5 @@
 internal import Foundation
+internal import GRPCCore
 
 /// The channel-level options of ``GRPCCallOptions``, as one value: the channel key is derived
 /// from them and the host (settings that differ may still give one key, e.g. a channel
@@ -35,4 +36,6 @@ struct ChannelSettings: Hashable, Sendable {
   var retryFactor: Double = 0
   var enableRetry: Bool = true
   var additionalChannelArgs: GRPCCallOptions.ChannelArgs = [:]
+  var serviceConfig: ServiceConfig?
+  var loadBalancingPolicy: GRPCLoadBalancingPolicy?
 }

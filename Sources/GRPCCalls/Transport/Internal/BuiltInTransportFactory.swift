@@ -34,6 +34,7 @@ struct BuiltInTransportFactory: GRPCTransportFactory {
       transportSecurity: key.transportSecurity,
       config: key.transportConfig(logger: logger, demand: demand),
       resolverRegistry: registry,
+      serviceConfig: key.serviceConfig,
       eventLoopGroup: group
     )
   }
