@@ -4,8 +4,8 @@
 /// an IP literal becomes an address target, a name a DNS one),
 /// or a target with a scheme: `dns:name[:port]` (also `dns:///name:port`),
 /// `ipv4:addr:port[,addr:port…]`, `ipv6:[addr]:port[,…]`, `unix:path`. The core resolves them,
-/// and a channel uses one connection at a time: the first address of a name that accepts one,
-/// only the first address of an `ipv4:`/`ipv6:` list (pick-first; no balancing over several).
+/// and the channel's balancer spreads calls over the addresses (round-robin) or uses the first
+/// that accepts a connection, moving on when it fails (pick-first, the default).
 package enum HostTarget: Hashable, Sendable {
   case dns(host: String, port: Int)
   case ipv4([Address])

@@ -17,7 +17,8 @@ public import GRPCCore
 ///   ``compressionAlgorithm``, ``keepaliveInterval``, ``keepaliveTimeout``,
 ///   ``keepalivePermitWithoutCalls``, ``connectMinTimeout``, ``connectInitialBackoff``, ``connectMaxBackoff``,
 ///   ``minRetryInterval``, ``maxRetryInterval``, ``retryFactor``, ``enableRetry``,
-///   ``additionalChannelArgs``, ``serviceConfig``, ``loadBalancingPolicy``, ``transport``,
+///   ``additionalChannelArgs``, ``serviceConfig``, ``loadBalancingPolicy``,
+///   ``nameResolutionInterval``, ``transport``,
 ///   ``logContext``, ``channelPoolDomain``, ``channelId``) form the channel key: calls share
 ///   a channel (one HTTP/2 connection) only when all of them are equal.
 ///
@@ -374,6 +375,17 @@ public struct GRPCCallOptions: Sendable {
     get { self.channelSettings.loadBalancingPolicy }
     set { self.channelSettings.loadBalancingPolicy = newValue }
   }
+
+  /// How often a channel to a DNS name resolves it again, in seconds, so that addresses added
+  /// or removed reach its balancer; `0`: only when a connection fails or goes away. 30 s by
+  /// default (``defaultNameResolutionInterval``).
+  public var nameResolutionInterval: TimeInterval {
+    get { self.channelSettings.nameResolutionInterval }
+    set { self.channelSettings.nameResolutionInterval = Self.clamped(newValue) }
+  }
+
+  /// The default of ``nameResolutionInterval``: 30 s.
+  public static let defaultNameResolutionInterval: TimeInterval = 30
 
   /// gRPC channel arguments, by their gRPC core names; a value of the wrong kind fails the call
   /// with `INVALID_ARGUMENT` naming it. A name not in this table is ignored, as gRPC core ignores

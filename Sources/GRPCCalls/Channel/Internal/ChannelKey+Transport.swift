@@ -81,6 +81,15 @@ extension ChannelKey {
     return config
   }
 
+  /// Whether the channel's names are resolved again every ``nameResolutionInterval``: a DNS
+  /// name's addresses may change; and the round-robin balancer drops an address whose
+  /// connection went away until a result names it again.
+  var resolvesPeriodically: Bool {
+    guard self.nameResolutionInterval > 0 else { return false }
+    if case .dns = self.target { return true }
+    return EndpointLayout(self.serviceConfig) == .endpointPerAddress
+  }
+
   /// The keepalive the transport is given, in seconds, or `nil` for none.
   ///
   /// The transport sends a ping every `time` whether or not the last one was answered, and each

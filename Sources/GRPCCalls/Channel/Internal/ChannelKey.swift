@@ -40,6 +40,8 @@ package struct ChannelKey: Hashable, Sendable {
   /// The service config the transport is given: ``GRPCCallOptions/serviceConfig`` with
   /// ``GRPCCallOptions/loadBalancingPolicy`` applied.
   let serviceConfig: ServiceConfig
+  /// Seconds between resolutions of a DNS name; `0`: only on demand.
+  let nameResolutionInterval: TimeInterval
   let channelPoolDomain: String?
   let channelId: Int
   /// The hash of every field above, computed once: the pool hashes a key at each lease and
@@ -126,6 +128,7 @@ package struct ChannelKey: Hashable, Sendable {
       serviceConfig.loadBalancingConfig = [policy.config]
     }
     self.serviceConfig = serviceConfig
+    self.nameResolutionInterval = options.nameResolutionInterval
     self.channelPoolDomain = options.channelPoolDomain
     self.channelId = options.channelId
     self.hashCode = self.fieldsHash()
@@ -160,6 +163,7 @@ package struct ChannelKey: Hashable, Sendable {
     hasher.combine(self.backoffMultiplier)
     hasher.combine(self.enableRetry)
     hasher.combine(self.serviceConfig)
+    hasher.combine(self.nameResolutionInterval)
     hasher.combine(self.channelPoolDomain)
     hasher.combine(self.channelId)
     return hasher.finalize()

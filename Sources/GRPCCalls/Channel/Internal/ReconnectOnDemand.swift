@@ -1,3 +1,5 @@
+internal import Dispatch
+internal import Foundation
 internal import GRPCCore
 internal import GRPCNIOTransportHTTP2Posix
 
@@ -22,13 +24,28 @@ internal import GRPCNIOTransportHTTP2Posix
 /// a rolling deploy), that call would find the old address: so a GOAWAY skipped leaves the
 /// names stale, and the first connection attempt that fails after it resolves them again.
 ///
-/// Drop it when the transport's balancer stays idle after a GOAWAY.
+/// A DNS name is also resolved again every ``GRPCCallOptions/nameResolutionInterval``; under
+/// pick-first such a result reaches the transport only when its addresses changed. Every result
+/// is laid out for the channel's balancer (``EndpointLayout``). The round-robin balancer drops an
+/// address whose connection went away until a result names it again, so under round-robin every
+/// connection's end asks for a result, and any target is resolved again every interval.
+///
+/// Drop the on-demand part when the transport's balancer stays idle after a GOAWAY.
 final class ReconnectOnDemand: Sendable {
   private let state = LockedValue(State())
+  /// How results reach the balancer.
+  private let layout: EndpointLayout
+
+  init(layout: EndpointLayout = .oneEndpoint) {
+    self.layout = layout
+  }
 
   private struct State {
     /// The resolver's iterator, waiting for a request.
-    var waiter: CheckedContinuation<Void, any Error>?
+    var waiter: CheckedContinuation<Wake, any Error>?
+    /// Counts the iterator's waits, so that a period that elapses after its wait ended wakes
+    /// nothing.
+    var waits = 0
     /// Whether a request came that no iterator has taken yet.
     var pending = false
     /// Whether a GOAWAY was let pass without resolving again.
@@ -52,7 +69,7 @@ final class ReconnectOnDemand: Sendable {
   /// names may have changed; an attempt that failed before the server's SETTINGS resolves them
   /// again if a GOAWAY was let pass.
   func connectionEnded(_ record: ConnectionRecord) {
-    if record.brokeUnderCalls {
+    if record.brokeUnderCalls || self.layout == .endpointPerAddress {
       self.request()
     } else if !record.established {
       let stale = self.state.withLock { state in
@@ -63,9 +80,17 @@ final class ReconnectOnDemand: Sendable {
     }
   }
 
+  /// Why the resolver's iterator woke.
+  enum Wake: Sendable, Equatable {
+    /// The transport needs a result.
+    case requested
+    /// The resolution interval elapsed.
+    case periodic
+  }
+
   /// Asks the resolver for a new result.
   private func request() {
-    let waiter = self.state.withLock { state -> CheckedContinuation<Void, any Error>? in
+    let waiter = self.state.withLock { state -> CheckedContinuation<Wake, any Error>? in
       state.stale = false
       guard let waiter = state.waiter else {
         state.pending = true
@@ -74,7 +99,17 @@ final class ReconnectOnDemand: Sendable {
       state.waiter = nil
       return waiter
     }
-    waiter?.resume()
+    waiter?.resume(returning: .requested)
+  }
+
+  /// The resolution interval of wait `wait` elapsed.
+  private func periodElapsed(wait: Int) {
+    let waiter = self.state.withLock { state -> CheckedContinuation<Wake, any Error>? in
+      guard state.waits == wait, let waiter = state.waiter else { return nil }
+      state.waiter = nil
+      return waiter
+    }
+    waiter?.resume(returning: .periodic)
   }
 
   /// An iterator answered without waiting (the first result, or the first after a failed
@@ -86,12 +121,16 @@ final class ReconnectOnDemand: Sendable {
     }
   }
 
-  /// Waits for a request; throws `CancellationError` when the channel stops resolving.
-  fileprivate func nextRequest() async throws {
+  /// Waits for a request, or for `interval` seconds when given; throws `CancellationError` when
+  /// the channel stops resolving.
+  fileprivate func nextRequest(orAfter interval: TimeInterval?) async throws -> Wake {
     try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation {
-        (continuation: CheckedContinuation<Void, any Error>) in
-        enum Now { case wait, go, stop }
+        (continuation: CheckedContinuation<Wake, any Error>) in
+        enum Now {
+          case wait(Int)
+          case go, stop
+        }
         let now = self.state.withLock { state -> Now in
           if state.cancelled { return .stop }
           if state.pending {
@@ -99,16 +138,22 @@ final class ReconnectOnDemand: Sendable {
             return .go
           }
           state.waiter = continuation
-          return .wait
+          state.waits += 1
+          return .wait(state.waits)
         }
         switch now {
-        case .wait: break
-        case .go: continuation.resume()
+        case .wait(let wait):
+          if let interval {
+            DispatchQueue.global().asyncAfter(deadline: .now() + interval) { [weak self] in
+              self?.periodElapsed(wait: wait)
+            }
+          }
+        case .go: continuation.resume(returning: .requested)
         case .stop: continuation.resume(throwing: CancellationError())
         }
       }
     } onCancel: {
-      let waiter = self.state.withLock { state -> CheckedContinuation<Void, any Error>? in
+      let waiter = self.state.withLock { state -> CheckedContinuation<Wake, any Error>? in
         state.cancelled = true
         defer { state.waiter = nil }
         return state.waiter
@@ -117,10 +162,13 @@ final class ReconnectOnDemand: Sendable {
     }
   }
 
-  /// The transport's target: `inner`, resolved again on request.
+  /// The transport's target: `inner`, resolved again on request and every `interval` seconds
+  /// (`nil`: only on request), its results laid out as `layout` says.
   struct Target: ResolvableTarget {
     var inner: any ResolvableTarget
     var demand: ReconnectOnDemand
+    var layout: EndpointLayout = .oneEndpoint
+    var interval: TimeInterval? = nil
   }
 
   /// Registered in the transport's resolver registry, for ``Target``.
@@ -134,42 +182,67 @@ final class ReconnectOnDemand: Sendable {
           updateMode: .push
         )
       }
-      // A resolver that pushes its results already gives new ones only when they change.
-      guard inner.updateMode == .pull else { return inner }
+      let results = Results(
+        inner: inner.names,
+        demand: target.demand,
+        layout: target.layout,
+        // A resolver that pushes its results already gives new ones when they change.
+        interval: inner.updateMode == .pull ? target.interval : nil,
+        onDemand: inner.updateMode == .pull
+      )
       return NameResolver(
-        names: RPCAsyncSequence(wrapping: Results(inner: inner.names, demand: target.demand)),
+        names: RPCAsyncSequence(wrapping: results),
         updateMode: .push,
         authority: inner.authority
       )
     }
   }
 
-  /// The inner resolver's results: the first at once, then as requested.
+  /// The inner resolver's results, laid out for the balancer: the first at once, then as
+  /// requested and, for a periodic resolution, only when changed.
   private struct Results: AsyncSequence, Sendable {
     typealias Element = NameResolutionResult
     let inner: RPCAsyncSequence<NameResolutionResult, any Error>
     let demand: ReconnectOnDemand
+    let layout: EndpointLayout
+    let interval: TimeInterval?
+    /// Whether the inner resolver answers when asked (pull) rather than when its names change
+    /// (push, passed on as they come).
+    let onDemand: Bool
 
     struct AsyncIterator: AsyncIteratorProtocol {
       var inner: RPCAsyncSequence<NameResolutionResult, any Error>.AsyncIterator
-      let demand: ReconnectOnDemand
+      let results: Results
       /// Whether this iterator answered yet; a new one (the first, or one after a failed
       /// resolution) answers at once.
       var answered = false
+      /// What it answered last.
+      var last: NameResolutionResult?
 
       mutating func next() async throws -> NameResolutionResult? {
-        if self.answered {
-          try await self.demand.nextRequest()
-        } else {
-          self.demand.answeredAtOnce()
+        while true {
+          var wake = Wake.requested
+          if self.results.onDemand, self.answered {
+            wake = try await self.results.demand.nextRequest(orAfter: self.results.interval)
+          } else if self.results.onDemand {
+            self.results.demand.answeredAtOnce()
+          }
+          self.answered = true
+          guard let result = try await self.inner.next() else { return nil }
+          let arranged = self.results.layout.arrange(result)
+          // An unchanged result would make the pick-first balancer connect again for nothing;
+          // the round-robin balancer takes back from it the addresses it dropped.
+          if wake == .periodic, self.results.layout == .oneEndpoint, arranged == self.last {
+            continue
+          }
+          self.last = arranged
+          return arranged
         }
-        self.answered = true
-        return try await self.inner.next()
       }
     }
 
     func makeAsyncIterator() -> AsyncIterator {
-      AsyncIterator(inner: self.inner.makeAsyncIterator(), demand: self.demand)
+      AsyncIterator(inner: self.inner.makeAsyncIterator(), results: self)
     }
   }
 }

@@ -38,4 +38,5 @@ struct ChannelSettings: Hashable, Sendable {
   var additionalChannelArgs: GRPCCallOptions.ChannelArgs = [:]
   var serviceConfig: ServiceConfig?
   var loadBalancingPolicy: GRPCLoadBalancingPolicy?
+  var nameResolutionInterval: TimeInterval = GRPCCallOptions.defaultNameResolutionInterval
 }

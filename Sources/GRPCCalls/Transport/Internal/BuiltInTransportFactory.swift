@@ -20,17 +20,24 @@ struct BuiltInTransportFactory: GRPCTransportFactory {
 
   /// The HTTP/2 transport of a channel with `key`, its connections on `group` (by default
   /// NIO's shared group), logging to `logger`. After a GOAWAY it connects again at once only
-  /// for calls still on the old connection, otherwise for the next call (``ReconnectOnDemand``).
+  /// for calls still on the old connection, otherwise for the next call; a DNS name is resolved
+  /// again periodically, and the addresses laid out for the balancer (``ReconnectOnDemand``).
   static func makeTransport(
     for key: ChannelKey,
     on group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
     logger: Logger = Logger(label: "grpc-calls")
   ) throws -> HTTP2ClientTransport.Posix {
-    let demand = ReconnectOnDemand()
+    let layout = EndpointLayout(key.serviceConfig)
+    let demand = ReconnectOnDemand(layout: layout)
     var registry = NameResolverRegistry.defaults
     registry.registerFactory(ReconnectOnDemand.Factory())
     return try HTTP2ClientTransport.Posix(
-      target: ReconnectOnDemand.Target(inner: key.target.resolvableTarget, demand: demand),
+      target: ReconnectOnDemand.Target(
+        inner: key.target.resolvableTarget,
+        demand: demand,
+        layout: layout,
+        interval: key.resolvesPeriodically ? key.nameResolutionInterval : nil
+      ),
       transportSecurity: key.transportSecurity,
       config: key.transportConfig(logger: logger, demand: demand),
       resolverRegistry: registry,

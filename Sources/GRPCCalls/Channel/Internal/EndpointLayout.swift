@@ -1,0 +1,38 @@
+internal import GRPCCore
+internal import GRPCNIOTransportHTTP2Posix
+
+/// How a channel hands its resolved addresses to the transport's balancer.
+///
+/// The transport's resolvers give an `ipv4:`/`ipv6:` list as one endpoint per address, and a DNS
+/// name as one endpoint holding all its addresses; its pick-first balancer takes only the first
+/// endpoint, and its round-robin balancer keeps one connection per endpoint. So each policy gets
+/// the layout that lets it do its job over every address, whatever the target's scheme.
+enum EndpointLayout: Hashable, Sendable {
+  /// One endpoint with every address, in order: pick-first connects to the first that accepts,
+  /// and on to the next when that one fails.
+  case oneEndpoint
+  /// One endpoint per address: round-robin spreads calls over all that are ready.
+  case endpointPerAddress
+
+  /// The layout for the balancer `config` selects: its first policy the transport supports, as
+  /// the transport picks it (pick-first when none is given).
+  init(_ config: ServiceConfig) {
+    let policy = config.loadBalancingConfig.first { $0.roundRobin != nil || $0.pickFirst != nil }
+    self = policy?.roundRobin != nil ? .endpointPerAddress : .oneEndpoint
+  }
+
+  /// `result` with its addresses laid out for the balancer; every address once, in order.
+  func arrange(_ result: NameResolutionResult) -> NameResolutionResult {
+    var seen = Set<SocketAddress>()
+    let addresses = result.endpoints.flatMap(\.addresses).filter { seen.insert($0).inserted }
+    guard !addresses.isEmpty else { return result }
+    var arranged = result
+    switch self {
+    case .oneEndpoint:
+      arranged.endpoints = [Endpoint(addresses: addresses)]
+    case .endpointPerAddress:
+      arranged.endpoints = addresses.map { Endpoint(addresses: [$0]) }
+    }
+    return arranged
+  }
+}

@@ -1,0 +1,53 @@
+import GRPCCore
+import GRPCNIOTransportHTTP2Posix
+import Testing
+
+@testable import GRPCCalls
+
+@Suite("EndpointLayout (no I/O)")
+struct EndpointLayoutTests {
+  static let addresses: [GRPCNIOTransportHTTP2Posix.SocketAddress] = [
+    .ipv4(host: "127.0.0.1", port: 1), .ipv4(host: "127.0.0.2", port: 2),
+    .ipv4(host: "127.0.0.3", port: 3),
+  ]
+
+  @Test("the balancer's layout follows the first supported policy; pick-first by default")
+  func layoutFromConfig() {
+    #expect(EndpointLayout(ServiceConfig()) == .oneEndpoint)
+    #expect(
+      EndpointLayout(ServiceConfig(loadBalancingConfig: [.roundRobin])) == .endpointPerAddress
+    )
+    #expect(
+      EndpointLayout(
+        ServiceConfig(loadBalancingConfig: [.pickFirst(shuffleAddressList: false), .roundRobin])
+      ) == .oneEndpoint
+    )
+  }
+
+  @Test(
+    "a DNS name's one endpoint of several addresses and an address list's endpoint per address give each policy every address, in order, once"
+  )
+  func arranges() {
+    let dnsShaped = NameResolutionResult(
+      endpoints: [Endpoint(addresses: Self.addresses)],
+      serviceConfig: nil
+    )
+    let listShaped = NameResolutionResult(
+      endpoints: Self.addresses.map { Endpoint(addresses: [$0]) } + [
+        Endpoint(addresses: [Self.addresses[0]])
+      ],
+      serviceConfig: nil
+    )
+    for result in [dnsShaped, listShaped] {
+      #expect(
+        EndpointLayout.oneEndpoint.arrange(result).endpoints == [
+          Endpoint(addresses: Self.addresses)
+        ]
+      )
+      #expect(
+        EndpointLayout.endpointPerAddress.arrange(result).endpoints
+          == Self.addresses.map { Endpoint(addresses: [$0]) }
+      )
+    }
+  }
+}
