@@ -32,11 +32,11 @@ package struct ChannelArgSettings: Hashable, Sendable {
   /// gRPC core's bit set of algorithms accepted in responses: bit 0 identity (always on),
   /// bit 1 deflate, bit 2 gzip.
   package var compressionAlgorithmsBitset: Int?
-  /// The names of the arguments no setting maps (gRPC core ignores arguments it does not know).
   /// `grpc.service_config`, as given: JSON the options read.
   package var serviceConfigJSON: String?
   /// `grpc.lb_policy_name`: `pick_first` or `round_robin`.
   package var loadBalancingPolicyName: String?
+  /// The names of the arguments no setting maps (gRPC core ignores arguments it does not know).
   package var unknownNames: [String] = []
 
   package init() {}

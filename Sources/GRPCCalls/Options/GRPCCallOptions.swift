@@ -356,10 +356,11 @@ public struct GRPCCallOptions: Sendable {
   /// core, grpc-go and grpc-java take them (``GRPCServiceConfig/parse(_:)`` reads gRPC's JSON
   /// form; the `grpc.service_config` channel argument sets it too). `nil` (the default): none.
   ///
-  /// A method's config applies to every call of it, on every face, unless the call says
-  /// otherwise: the call's own ``timeout`` wins when set, ``waitForReady`` is on when either
-  /// asks for it, the call's ``executionPolicy`` replaces the config's, and the response limit
-  /// is the smaller of ``responseSizeLimit`` and the config's `maxResponseMessageBytes`. A call
+  /// A method's config applies to every call of it, on every face: the deadline is the shorter
+  /// of the call's ``timeout`` and the config's, ``waitForReady`` is on when either asks for it
+  /// (a call cannot turn the config's off), the call's ``executionPolicy`` replaces the
+  /// config's, and the response limit is the smaller of ``responseSizeLimit`` and the config's
+  /// `maxResponseMessageBytes`. A call
   /// larger than the config's `maxRequestMessageBytes` fails with `RESOURCE_EXHAUSTED` before it
   /// leaves. Retries and hedges from the config follow ``enableRetry`` and the config's
   /// `retryThrottling`.
@@ -376,12 +377,16 @@ public struct GRPCCallOptions: Sendable {
     set { self.channelSettings.loadBalancingPolicy = newValue }
   }
 
-  /// How often a channel to a DNS name resolves it again, in seconds, so that addresses added
-  /// or removed reach its balancer; `0`: only when a connection fails or goes away. 30 s by
-  /// default (``defaultNameResolutionInterval``).
+  /// How often a channel resolves its host again, in seconds: a DNS name, so that addresses
+  /// added or removed reach its balancer, and under round-robin any host, so that the balancer
+  /// takes back an address whose server went away. `0`: only when a connection fails or goes
+  /// away. 30 s by default (``defaultNameResolutionInterval``); at least 1 s.
   public var nameResolutionInterval: TimeInterval {
     get { self.channelSettings.nameResolutionInterval }
-    set { self.channelSettings.nameResolutionInterval = Self.clamped(newValue) }
+    set {
+      let interval = Self.clamped(newValue)
+      self.channelSettings.nameResolutionInterval = interval > 0 ? max(1, interval) : 0
+    }
   }
 
   /// The default of ``nameResolutionInterval``: 30 s.

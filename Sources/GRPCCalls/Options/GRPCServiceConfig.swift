@@ -20,8 +20,27 @@ public enum GRPCServiceConfig {
   ///   (`methodConfig[0].timeout: …`) or saying the text is not JSON.
   public static func parse(_ json: String) throws(GRPCError) -> ServiceConfig {
     let data = Data(json.utf8)
+    let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+    if let object, let problem = Self.rangeProblem(in: object) {
+      // Checked first: the core's decoder traps on a duration out of range.
+      throw Self.invalid(problem)
+    }
     do {
-      return try JSONDecoder().decode(ServiceConfig.self, from: data)
+      var config = try JSONDecoder().decode(ServiceConfig.self, from: data)
+      if let policy = object?["loadBalancingPolicy"], config.loadBalancingConfig.isEmpty {
+        // The field gRPC's loadBalancingConfig replaced, still common in examples.
+        guard let name = policy as? String,
+          let named = GRPCLoadBalancingPolicy(rawValue: name.lowercased())
+        else {
+          throw Self.invalid(
+            "loadBalancingPolicy: \(policy) is not a policy: use \"round_robin\" or \"pick_first\""
+          )
+        }
+        config.loadBalancingConfig = [named.config]
+      }
+      return config
+    } catch let error as GRPCError {
+      throw error
     } catch let error as DecodingError {
       throw Self.invalid(Self.describe(error))
     } catch {
@@ -56,6 +75,52 @@ public enum GRPCServiceConfig {
     return path.isEmpty ? detail : "\(Self.path(path)): \(detail)"
   }
 
+  /// The first duration or size in `object` that the core would trap on or that makes no sense,
+  /// said as `methodConfig[0].timeout: …`.
+  private static func rangeProblem(in object: [String: Any]) -> String? {
+    guard let configs = object["methodConfig"] as? [Any] else { return nil }
+    for (index, config) in configs.enumerated() {
+      guard let config = config as? [String: Any] else { continue }
+      let at = "methodConfig[\(index)]"
+      var durations: [(String, Any?)] = [("timeout", config["timeout"])]
+      if let retry = config["retryPolicy"] as? [String: Any] {
+        durations += ["initialBackoff", "maxBackoff"].map { ("retryPolicy.\($0)", retry[$0]) }
+      }
+      if let hedging = config["hedgingPolicy"] as? [String: Any] {
+        durations.append(("hedgingPolicy.hedgingDelay", hedging["hedgingDelay"]))
+      }
+      for case (let field, let value as String) in durations where !Self.isDuration(value) {
+        return "\(at).\(field): \"\(value)\" is not a duration: give seconds, with up to nine "
+          + "decimals, and an s (\"1.5s\"), at most \(Self.longestDuration)s"
+      }
+      for field in ["maxRequestMessageBytes", "maxResponseMessageBytes"] {
+        if let bytes = config[field] as? Double, bytes < 0 {
+          return "\(at).\(field): \(bytes) is negative"
+        }
+      }
+    }
+    return nil
+  }
+
+  /// The longest duration in gRPC's JSON form (10,000 years), in seconds.
+  private static let longestDuration = 315_576_000_000
+
+  /// Whether `text` is a duration in gRPC's JSON form, within range: `1s`, `0.25s`.
+  private static func isDuration(_ text: String) -> Bool {
+    guard text.hasSuffix("s") else { return false }
+    let parts = text.dropLast().split(separator: ".", omittingEmptySubsequences: false)
+    guard (1 ... 2).contains(parts.count), let whole = parts.first, !whole.isEmpty,
+      whole.count <= 12, whole.allSatisfy(Self.isDigit), let seconds = Int(whole),
+      seconds <= Self.longestDuration
+    else { return false }
+    guard parts.count == 2 else { return true }
+    return (1 ... 9).contains(parts[1].count) && parts[1].allSatisfy(Self.isDigit)
+  }
+
+  private static func isDigit(_ character: Character) -> Bool {
+    ("0" ... "9").contains(character)
+  }
+
   /// `methodConfig[0].retryPolicy`.
   private static func path(_ keys: [any CodingKey]) -> String {
     keys.reduce(into: "") { path, key in
@@ -80,8 +145,11 @@ public enum GRPCServiceConfig {
     }
     if let configs = object["methodConfig"] as? [[String: Any]] {
       for (index, config) in configs.enumerated() where fails(MethodConfig.self, config) {
-        // Each field alone, beside the names it needs.
+        // The names alone, then each field beside them.
         let names = config["name"] ?? []
+        if fails(MethodConfig.self, ["name": names]) {
+          return "methodConfig[\(index)].name: \(reason)"
+        }
         for field in config.keys.sorted() where field != "name" {
           if fails(MethodConfig.self, ["name": names, field: config[field]!]) {
             return "methodConfig[\(index)].\(field): \(reason)"

@@ -5,12 +5,12 @@ internal import GRPCCalls
 /// `memory-backpressure`: the client's peak memory while a large server stream is read slowly,
 /// with flow control on and off.
 ///
-/// The reader takes one message per `readInterval`, in its handler. With flow control it asks
-/// for the next message only after the previous one was processed, so the server is held back
-/// and memory stays near the transport's read-ahead. Without it, the stream is still read on
-/// the handler's queue once it floods the client, so a handler that takes its time holds the
-/// server back as well; what flow control adds is holding it back while the application
-/// processes messages elsewhere.
+/// The reader processes one message per `readInterval` on a queue of its own: its handler hands
+/// each message on and returns, as an application that keeps its handler's queue free does.
+/// With flow control it asks for the next message only once the last one was processed, so the
+/// server is held back and memory stays near the transport's read-ahead. Without it, messages
+/// arrive as fast as the server sends them and wait for the reader, so memory grows with the
+/// stream.
 enum MemoryBackpressure {
   struct Settings: Sendable {
     var streamBytes: Int
@@ -48,11 +48,16 @@ enum MemoryBackpressure {
     let box = CallHolder()
     let finished = AsyncStream.makeStream(of: GRPCError?.self)
     let interval = settings.readInterval
-    let handler = GRPCCallbackResponseHandler(queue: DispatchQueue(label: "bench.slow-reader")) {
-      _ in
-      // The slow consumer: processing a message takes `interval`.
-      Thread.sleep(forTimeInterval: BenchClock.seconds(interval))
-      box.call?.receiveNextMessages(1)
+    let processing = DispatchQueue(label: "bench.slow-reader")
+    let handler = GRPCCallbackResponseHandler(queue: DispatchQueue(label: "bench.handler")) {
+      message in
+      processing.async {
+        // The slow consumer: processing a message takes `interval`.
+        withExtendedLifetime(message) {
+          Thread.sleep(forTimeInterval: BenchClock.seconds(interval))
+        }
+        box.call?.receiveNextMessages(1)
+      }
     } onClose: { _, error in
       finished.continuation.yield(error)
       finished.continuation.finish()

@@ -50,7 +50,8 @@ struct ResponseSizeLimitTests {
       #expect(
         error.debugMessage
           == "The response of 4194305 bytes exceeds the response size limit of 4194304 bytes: raise "
-          + "GRPCCallOptions.responseSizeLimit (or the host's setResponseSizeLimit) if such responses are expected"
+          + "GRPCCallOptions.responseSizeLimit (or the host's setResponseSizeLimit), or the service "
+          + "config's maxResponseMessageBytes for the method if it sets one, if such responses are expected"
       )
       #expect(result.recorder.messages.isEmpty)
       // It failed on this side after the headers: no trailers came.

@@ -56,6 +56,28 @@ struct ServiceConfigParsingTests {
         "methodConfig[0].retryPolicy"
       ),
       (#"{"retryThrottling": {"maxTokens": 0, "tokenRatio": 0.1}}"#, "retryThrottling"),
+      // Durations the core's decoder would trap on.
+      (
+        #"{"methodConfig": [{"name": [{"service": "a"}], "timeout": "1e19s"}]}"#,
+        "methodConfig[0].timeout"
+      ),
+      (
+        #"{"methodConfig": [{"name": [{"service": "a"}], "timeout": "nans"}]}"#,
+        "methodConfig[0].timeout"
+      ),
+      (
+        #"{"methodConfig": [{"name": [{"service": "a"}], "hedgingPolicy": {"maxAttempts": 2, "hedgingDelay": "infs"}}]}"#,
+        "methodConfig[0].hedgingPolicy.hedgingDelay"
+      ),
+      (
+        #"{"methodConfig": [{"name": [{"service": "a"}], "maxResponseMessageBytes": -1}]}"#,
+        "methodConfig[0].maxResponseMessageBytes"
+      ),
+      // A name with a method and no service spoils every field: the name is blamed.
+      (
+        #"{"methodConfig": [{"name": [{"method": "M"}], "timeout": "1s"}]}"#, "methodConfig[0].name"
+      ),
+      (#"{"loadBalancingPolicy": "grpclb"}"#, "loadBalancingPolicy"),
     ]
   )
   func malformed(json: String, field: String) {
@@ -66,6 +88,16 @@ struct ServiceConfigParsingTests {
       return error.code == .invalidArgument
         && error.message.hasPrefix("The service config is not valid: \(field)")
     }
+  }
+
+  @Test("the deprecated loadBalancingPolicy field selects the policy, in any case")
+  func deprecatedPolicyField() throws {
+    let config = try GRPCServiceConfig.parse(#"{"loadBalancingPolicy": "ROUND_ROBIN"}"#)
+    #expect(config.loadBalancingConfig == [.roundRobin])
+    let both = try GRPCServiceConfig.parse(
+      #"{"loadBalancingPolicy": "round_robin", "loadBalancingConfig": [{"pick_first": {}}]}"#
+    )
+    #expect(both.loadBalancingConfig.first?.pickFirst != nil)
   }
 
   @Test(
@@ -121,24 +153,31 @@ struct ServiceConfigCallTests {
   }
 
   @Test(
-    "a method's timeout ends its calls with DEADLINE_EXCEEDED; a call's own timeout wins over it"
+    "a method's timeout ends its calls with DEADLINE_EXCEEDED; the shorter of the call's and the config's wins"
   )
   func timeout() async throws {
     try await withTestServer { server in
+      let short = #""timeout": "0.3s""#
+      let long = #""timeout": "60s""#
+      for (config, callTimeout) in [(short, 0.0), (short, 60), (long, 0.3)] {
+        var options = server.options
+        options.timeout = callTimeout
+        options.serviceConfig = try serviceConfig(method: "StreamingOutputCall", config)
+        let (_, _, expired) = try await server.complete(
+          "StreamingOutputCall",
+          Self.longStream,
+          options: options
+        )
+        #expect(
+          expired.error?.code == .deadlineExceeded,
+          "\(config), call timeout \(callTimeout): \(String(describing: expired.error))"
+        )
+      }
+
+      // A long configured timeout does not cut a stream that takes a second.
       var options = server.options
       options.timeout = 0
-      options.serviceConfig = try serviceConfig(
-        method: "StreamingOutputCall",
-        #""timeout": "0.3s""#
-      )
-      let (_, _, expired) = try await server.complete(
-        "StreamingOutputCall",
-        Self.longStream,
-        options: options
-      )
-      #expect(expired.error?.code == .deadlineExceeded, "\(String(describing: expired.error))")
-
-      options.timeout = 60
+      options.serviceConfig = try serviceConfig(method: "StreamingOutputCall", long)
       let (_, recorder, close) = try await server.complete(
         "StreamingOutputCall",
         Self.spacedStream(count: 3, gap: .milliseconds(300)),

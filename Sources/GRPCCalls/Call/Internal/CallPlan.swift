@@ -21,8 +21,12 @@ struct CallPlan: Sendable {
     key: ChannelKey,
     method: MethodConfig?
   ) throws(GRPCError) {
+    // The shorter deadline wins, as in gRPC's service config.
+    let configured = method?.timeout.map(Self.seconds) ?? 0
     self.timeout =
-      callOptions.timeout > 0 ? callOptions.timeout : method?.timeout.map(Self.seconds) ?? 0
+      callOptions.timeout > 0 && configured > 0
+      ? min(callOptions.timeout, configured) : max(callOptions.timeout, configured)
+    // A call can turn waitForReady on, not off: its option has no "unset".
     self.waitForReady = callOptions.waitForReady || method?.waitForReady == true
     self.responseSizeLimit = min(key.responseSizeLimit, method?.maxResponseMessageBytes ?? .max)
     self.requestSizeLimit = method?.maxRequestMessageBytes

@@ -100,7 +100,8 @@ struct RawExchange: TransportStreamBody {
       if let outcome = try await self.readParts(&parts, headers: &headers, place: .firstResponses) {
         return outcome
       }
-      // Never the main queue: an application's main thread is not where a stream is parsed.
+      // Never the main queue: an application's main thread is not where a stream is parsed. (A
+      // queue of the application's that targets the main queue cannot be told apart.)
       let queue = self.runner.previous.deliveryQueue.flatMap {
         $0 === DispatchQueue.main ? nil : $0
       }

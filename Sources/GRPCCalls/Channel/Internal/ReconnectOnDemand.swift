@@ -219,6 +219,11 @@ final class ReconnectOnDemand: Sendable {
       /// What it answered last.
       var last: NameResolutionResult?
 
+      /// The addresses of `result`, in any order.
+      static func addresses(of result: NameResolutionResult) -> Set<SocketAddress> {
+        Set(result.endpoints.flatMap(\.addresses))
+      }
+
       mutating func next() async throws -> NameResolutionResult? {
         while true {
           var wake = Wake.requested
@@ -230,9 +235,12 @@ final class ReconnectOnDemand: Sendable {
           self.answered = true
           guard let result = try await self.inner.next() else { return nil }
           let arranged = self.results.layout.arrange(result)
-          // An unchanged result would make the pick-first balancer connect again for nothing;
-          // the round-robin balancer takes back from it the addresses it dropped.
-          if wake == .periodic, self.results.layout == .oneEndpoint, arranged == self.last {
+          // The pick-first balancer connects again for any new result: an unchanged one (DNS
+          // servers often rotate the order) is not passed on. The round-robin balancer takes back
+          // from it the addresses it dropped.
+          if wake == .periodic, self.results.layout == .oneEndpoint,
+            Self.addresses(of: arranged) == self.last.map(Self.addresses)
+          {
             continue
           }
           self.last = arranged

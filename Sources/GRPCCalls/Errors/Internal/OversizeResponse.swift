@@ -42,6 +42,7 @@ struct OversizeResponse {
     let size =
       self.actual.map { "response of \($0) bytes" } ?? "compressed response, once decompressed,"
     return "The \(size) exceeds the response size limit of \(self.limit) bytes: raise "
-      + "GRPCCallOptions.responseSizeLimit (or the host's setResponseSizeLimit) if such responses are expected"
+      + "GRPCCallOptions.responseSizeLimit (or the host's setResponseSizeLimit), or the service "
+      + "config's maxResponseMessageBytes for the method if it sets one, if such responses are expected"
   }
 }
