@@ -55,7 +55,14 @@ struct DeliveryHopTests {
   )
   func floodReadOnHandlerQueue() async throws {
     // The raw path reads the transport's stream itself; the `GRPCClient` path reads what the
-    // core's executor hands it.
+    // core's executor hands it. A global interceptor on a queue of its own would read the stream
+    // there, and pass each burst up with a hop.
+    try await GlobalInterceptorGate.exclusive {
+      try await self.floodOnHandlerQueue()
+    }
+  }
+
+  private func floodOnHandlerQueue() async throws {
     try await withTestServer(path: .raw) { server in
       let queue = DispatchQueue(label: "flooded-handler-queue")
       let recorder = CallRecorder(queue: queue)

@@ -5,13 +5,13 @@ import GRPCCallsTestSupport
 import Testing
 
 /// Global interceptors apply to every call in the process, the other suites' included: the
-/// counting interceptors here log only calls to this suite's own server, and the suite removes
-/// them when it is done.
+/// counting interceptors here log only calls to this suite's own server, the suite removes them
+/// when it is done, and it holds the ``GlobalInterceptorGate`` meanwhile.
 @Suite("Global interceptors (L55)", .serialized)
 struct GlobalInterceptorTests {
   @Test("a global interceptor sees every event of a flow-controlled ping-pong")
   func globalCounts() async throws {
-    try await withTestServer { server in
+    try await GlobalInterceptorGate.withTestServer { server in
       let log = InterceptorLog()
       GRPCCall2.registerGlobalInterceptor(
         CountingInterceptor.factory("G", log: log, host: server.server.target)
@@ -29,7 +29,7 @@ struct GlobalInterceptorTests {
 
   @Test("a global interceptor sees a v1 call (GRPCLegacy) as it sees a GRPCCall2")
   func globalSeesV1Calls() async throws {
-    try await withTestServer { server in
+    try await GlobalInterceptorGate.withTestServer { server in
       let log = InterceptorLog()
       GRPCCall2.registerGlobalInterceptor(
         CountingInterceptor.factory("G", log: log, host: server.server.target)
@@ -47,7 +47,7 @@ struct GlobalInterceptorTests {
 
   @Test("per-call interceptors run before global ones, which run in registration order")
   func perCallThenGlobal() async throws {
-    try await withTestServer { server in
+    try await GlobalInterceptorGate.withTestServer { server in
       let log = InterceptorLog()
       let host = server.server.target
       GRPCCall2.registerGlobalInterceptor(CountingInterceptor.factory("G1", log: log, host: host))
@@ -68,7 +68,7 @@ struct GlobalInterceptorTests {
 
   @Test("a call keeps the global interceptors it was made with; removal affects later calls")
   func registrationIsSnapshotted() async throws {
-    try await withTestServer { server in
+    try await GlobalInterceptorGate.withTestServer { server in
       let log = InterceptorLog()
       GRPCCall2.registerGlobalInterceptor(
         CountingInterceptor.factory("G", log: log, host: server.server.target)

@@ -1,0 +1,46 @@
+import GRPCCallsTestSupport
+
+/// Keeps the tests that register global interceptors apart from the tests that must not meet
+/// one: a global interceptor joins every call in the process, the other suites' included.
+actor GlobalInterceptorGate {
+  private static let shared = GlobalInterceptorGate()
+  private var held = false
+  private var waiting: [CheckedContinuation<Void, Never>] = []
+
+  /// Runs `body` while no other holder of the gate runs.
+  static func exclusive<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    await Self.shared.acquire()
+    do {
+      let result = try await body()
+      await Self.shared.release()
+      return result
+    } catch {
+      await Self.shared.release()
+      throw error
+    }
+  }
+
+  /// `withTestServer`, holding the gate.
+  static func withTestServer(_ body: (TestServer) async throws -> Void) async throws {
+    try await Self.exclusive {
+      try await GRPCCallsTestSupport.withTestServer(body)
+    }
+  }
+
+  private func acquire() async {
+    guard self.held else {
+      self.held = true
+      return
+    }
+    await withCheckedContinuation { self.waiting.append($0) }
+  }
+
+  private func release() {
+    if self.waiting.isEmpty {
+      self.held = false
+    } else {
+      // The gate passes to the next holder without being let go.
+      self.waiting.removeFirst().resume()
+    }
+  }
+}
