@@ -34,7 +34,7 @@ internal import GRPCNIOTransportHTTP2Posix
 final class ReconnectOnDemand: Sendable {
   private let state = LockedValue(State())
   /// How results reach the balancer.
-  private let layout: EndpointLayout
+  let layout: EndpointLayout
 
   init(layout: EndpointLayout = .oneEndpoint) {
     self.layout = layout
@@ -163,11 +163,10 @@ final class ReconnectOnDemand: Sendable {
   }
 
   /// The transport's target: `inner`, resolved again on request and every `interval` seconds
-  /// (`nil`: only on request), its results laid out as `layout` says.
+  /// (`nil`: only on request), its results laid out as `demand.layout` says.
   struct Target: ResolvableTarget {
     var inner: any ResolvableTarget
     var demand: ReconnectOnDemand
-    var layout: EndpointLayout = .oneEndpoint
     var interval: TimeInterval? = nil
   }
 
@@ -185,9 +184,8 @@ final class ReconnectOnDemand: Sendable {
       let results = Results(
         inner: inner.names,
         demand: target.demand,
-        layout: target.layout,
+        interval: target.interval,
         // A resolver that pushes its results already gives new ones when they change.
-        interval: inner.updateMode == .pull ? target.interval : nil,
         onDemand: inner.updateMode == .pull
       )
       return NameResolver(
@@ -204,7 +202,6 @@ final class ReconnectOnDemand: Sendable {
     typealias Element = NameResolutionResult
     let inner: RPCAsyncSequence<NameResolutionResult, any Error>
     let demand: ReconnectOnDemand
-    let layout: EndpointLayout
     let interval: TimeInterval?
     /// Whether the inner resolver answers when asked (pull) rather than when its names change
     /// (push, passed on as they come).
@@ -234,11 +231,11 @@ final class ReconnectOnDemand: Sendable {
           }
           self.answered = true
           guard let result = try await self.inner.next() else { return nil }
-          let arranged = self.results.layout.arrange(result)
+          let arranged = self.results.demand.layout.arrange(result)
           // The pick-first balancer connects again for any new result: an unchanged one (DNS
           // servers often rotate the order) is not passed on. The round-robin balancer takes back
           // from it the addresses it dropped.
-          if wake == .periodic, self.results.layout == .oneEndpoint,
+          if wake == .periodic, self.results.demand.layout == .oneEndpoint,
             Self.addresses(of: arranged) == self.last.map(Self.addresses)
           {
             continue

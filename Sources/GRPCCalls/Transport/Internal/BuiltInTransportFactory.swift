@@ -27,15 +27,13 @@ struct BuiltInTransportFactory: GRPCTransportFactory {
     on group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
     logger: Logger = Logger(label: "grpc-calls")
   ) throws -> HTTP2ClientTransport.Posix {
-    let layout = EndpointLayout(key.serviceConfig)
-    let demand = ReconnectOnDemand(layout: layout)
+    let demand = ReconnectOnDemand(layout: EndpointLayout(key.serviceConfig))
     var registry = NameResolverRegistry.defaults
     registry.registerFactory(ReconnectOnDemand.Factory())
     return try HTTP2ClientTransport.Posix(
       target: ReconnectOnDemand.Target(
         inner: key.target.resolvableTarget,
         demand: demand,
-        layout: layout,
         interval: key.resolvesPeriodically ? key.nameResolutionInterval : nil
       ),
       transportSecurity: key.transportSecurity,
