@@ -1,3 +1,4 @@
+internal import GRPCCore
 public import Logging
 
 /// Caches channels by host and channel-level options so that calls with the same settings share
@@ -42,7 +43,7 @@ public final class GRPCChannelPool: Sendable {
   public static let shared = GRPCChannelPool()
 
   public let config: Config
-  private let state: LockedValue<PoolState>
+  let state: LockedValue<PoolState>
 
   /// Creates an empty pool.
   public init(config: Config = .defaults) {
@@ -57,10 +58,25 @@ public final class GRPCChannelPool: Sendable {
 
   /// Closes every channel at once, failing the calls still running on them.
   ///
-  /// A call made afterwards opens a new connection.
+  /// A call made afterwards opens a new connection. The channels' connectivity state becomes
+  /// ``GRPCConnectivityState/idle``.
   public func disconnectAll() {
     for channel in self.state.withLock({ $0.removeAll() }) {
       channel.close()
+    }
+  }
+
+  /// Shuts the pool down for good: calls already running finish, new ones fail with
+  /// UNAVAILABLE, and every connectivity state becomes ``GRPCConnectivityState/shutdown``.
+  ///
+  /// For an app's or a component's own pool, at its end; the ``shared`` pool is the process's.
+  public func shutDown() {
+    let (channels, monitors) = self.state.withLock { $0.shutDown() }
+    for monitor in monitors {
+      monitor.apply { $0.shutDown() }
+    }
+    for channel in channels {
+      channel.shutDown()
     }
   }
 
@@ -93,8 +109,24 @@ public final class GRPCChannelPool: Sendable {
   ///
   /// - Parameter options: The options of the call, for a channel that has to be opened.
   func lease(for key: ChannelKey, options: GRPCCallOptions) throws(GRPCError) -> ChannelLease {
-    if let channel = self.state.withLock({ $0.checkOut(key) }) {
+    enum Found {
+      case channel(GRPCChannel)
+      case none(ConnectivityMonitor)
+      case shutDown
+    }
+    let found = self.state.withLock { state -> Found in
+      if state.isShutDown { return .shutDown }
+      if let channel = state.checkOut(key) { return .channel(channel) }
+      return .none(state.monitor(for: key))
+    }
+    let monitor: ConnectivityMonitor
+    switch found {
+    case .channel(let channel):
       return ChannelLease(channel: channel, pool: self)
+    case .shutDown:
+      throw Self.shutDownError
+    case .none(let keyMonitor):
+      monitor = keyMonitor
     }
     // Making a transport may read trust roots from disk: do it outside the lock, then keep
     // whichever channel got into the pool first.
@@ -102,14 +134,23 @@ public final class GRPCChannelPool: Sendable {
       key: key,
       options: options,
       registry: self.config.transportRegistry,
-      logger: self.config.logger
+      logger: self.config.logger,
+      monitor: monitor
     )
-    let (channel, inserted) = self.state.withLock { $0.checkOutOrInsert(fresh) }
+    guard let (channel, inserted) = self.state.withLock({ $0.checkOutOrInsert(fresh) }) else {
+      throw Self.shutDownError
+    }
     if inserted {
       channel.start()
     }
     return ChannelLease(channel: channel, pool: self)
   }
+
+  static let shutDownError = GRPCError(
+    code: .unavailable,
+    message:
+      "The channel pool was shut down (GRPCChannelPool.shutDown()); make a new GRPCChannelPool for more calls"
+  )
 
   fileprivate func release(_ channel: GRPCChannel) {
     if self.state.withLock({ $0.checkIn(channel, now: .now) }) {

@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import Testing
 
@@ -16,7 +17,8 @@ struct PoolStateTests {
       key: ChannelKey(host: "127.0.0.1:1", options: options),
       options: options,
       registry: GRPCTransportRegistry(),
-      logger: Logger(label: "test")
+      logger: Logger(label: "test"),
+      monitor: ConnectivityMonitor()
     )
   }
 
@@ -88,5 +90,38 @@ struct PoolStateTests {
       return
     }
     #expect(state.count == 1)
+  }
+
+  @Test("a key's monitor stays while a channel or an observer uses it")
+  func monitorLifetime() throws {
+    var state = PoolState(idleTimeout: self.timeout)
+    let channel = try self.channel()
+    let monitor = state.monitor(for: channel.key)
+    #expect(state.monitor(for: channel.key) === monitor)
+    _ = state.checkOutOrInsert(channel)
+    _ = state.checkIn(channel, now: self.start)
+    let observer = monitor.addObserver(.callback(.global(), { _ in }))
+    guard case .close = state.timerFired(channel, now: self.start + .seconds(30)) else {
+      Issue.record("an idle channel must close")
+      return
+    }
+    #expect(state.existingMonitor(for: channel.key) === monitor)
+    monitor.removeObserver(observer)
+    state.dropMonitorIfUnused(channel.key)
+    #expect(state.existingMonitor(for: channel.key) == nil)
+  }
+
+  @Test("after shutDown no channel opens and every monitor is returned, a new one shut down")
+  func shutDown() throws {
+    var state = PoolState(idleTimeout: self.timeout)
+    let channel = try self.channel()
+    let monitor = state.monitor(for: channel.key)
+    _ = state.checkOutOrInsert(channel)
+    let (channels, monitors) = state.shutDown()
+    #expect(channels.count == 1 && monitors.count == 1 && monitors[0] === monitor)
+    #expect(state.isShutDown)
+    #expect(state.checkOutOrInsert(try self.channel(id: 1)) == nil)
+    #expect(state.monitor(for: channel.key).current == .shutdown)
+    #expect(state.count == 0)
   }
 }

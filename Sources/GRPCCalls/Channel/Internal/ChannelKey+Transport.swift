@@ -22,10 +22,12 @@ extension ChannelKey {
   }
 
   /// The channel's transport settings; `logger` is where its connections log, `demand` (if
-  /// any) is told when a connection goes away or breaks (``ReconnectOnDemand``).
+  /// any) is told when a connection goes away or breaks (``ReconnectOnDemand``), `reporter` (if
+  /// any) of each connection's progress (``ConnectivityMonitor``).
   func transportConfig(
     logger: Logger,
-    demand: ReconnectOnDemand? = nil
+    demand: ReconnectOnDemand? = nil,
+    reporter: ConnectivityReporter? = nil
   ) -> HTTP2ClientTransport.Posix.Config {
     var config = HTTP2ClientTransport.Posix.Config.defaults
     if !self.flushCoalescing {
@@ -73,7 +75,8 @@ extension ChannelKey {
     }
     config.channelDebuggingCallbacks.onCreateTCPConnection = self.connectionSetUp(
       keepalive: keepaliveBackoff,
-      demand: demand
+      demand: demand,
+      reporter: reporter
     )
     config.channelDebuggingCallbacks.onCreateHTTP2Stream = { stream in
       stream.eventLoop.makeCompletedFuture { try StreamEndInterpreter.install(on: stream) }
@@ -142,10 +145,12 @@ extension ChannelKey {
   /// the recorder of its GOAWAY (``GoAwayRecorder``, which each stream's
   /// ``StreamEndInterpreter`` reads), the filter that keeps a frame refused to a closed stream
   /// from closing the connection (``ClosedStreamFrameFilter``) and, under TLS, the handler that
-  /// names the certificate's hosts when verification fails.
+  /// names the certificate's hosts when verification fails. The reporter hears of the
+  /// connection's attempt, establishment, GOAWAY and close.
   private func connectionSetUp(
     keepalive: KeepaliveBackoff?,
-    demand: ReconnectOnDemand?
+    demand: ReconnectOnDemand?,
+    reporter: ConnectivityReporter?
   ) -> @Sendable (any Channel) -> EventLoopFuture<Void> {
     // The transport has no connect-timeout setting (Design article, "Where the core needed help"). This callback runs in the
     // bootstrap's initializer, before the socket connects and after the TLS handler is added:
@@ -165,20 +170,37 @@ extension ChannelKey {
         }
         try HTTP1AnswerDetector.install(on: channel)
         try PeerPingAnswerer.install(on: channel)
+        let connection = reporter?.attemptStarted()
         var onGoAway: (@Sendable (GoAwayRecorder.GoAway) -> Void)?
-        if keepalive != nil || demand != nil {
+        if keepalive != nil || demand != nil || connection != nil {
           onGoAway = { goAway in
             if let keepalive, KeepaliveBackoff.isTooManyPings(goAway) {
               keepalive.serverSaidTooManyPings()
             }
             demand?.connectionWentAway(first: goAway.isFirst, hadStreams: goAway.hadStreams)
+            if let connection, goAway.isFirst {
+              reporter?.wentAway(connection)
+            }
           }
         }
-        let record = try GoAwayRecorder.install(on: channel, onGoAway: onGoAway)
+        var onEstablished: (@Sendable () -> Void)?
+        if let connection {
+          onEstablished = { reporter?.established(connection) }
+        }
+        let record = try GoAwayRecorder.install(
+          on: channel,
+          onGoAway: onGoAway,
+          onEstablished: onEstablished
+        )
         try ClosedStreamFrameFilter.install(on: channel, record: record)
-        if let demand {
+        if demand != nil || connection != nil {
           let ended = NIOLoopBound(record, eventLoop: channel.eventLoop)
-          channel.closeFuture.whenComplete { _ in demand.connectionEnded(ended.value) }
+          channel.closeFuture.whenComplete { _ in
+            demand?.connectionEnded(ended.value)
+            if let connection {
+              reporter?.closed(connection, record: ended.value)
+            }
+          }
         }
         if let keepalive {
           try KeepalivePacer.install(on: channel, record: record, backoff: keepalive)

@@ -16,6 +16,9 @@ final class GRPCChannel: Sendable {
   /// The executor of the loop the channel's connections run on, for the tasks of the calls on
   /// it; `nil` for a registered transport, whose threads the pool does not know.
   let executor: EventLoopTaskExecutor?
+  /// Where its connections report their progress; `nil` for a registered transport, whose
+  /// connections the pool does not see.
+  private let reporter: ConnectivityReporter?
   private let logger: Logger
   private let runTask = LockedValue<Task<Void, Never>?>(nil)
 
@@ -24,11 +27,13 @@ final class GRPCChannel: Sendable {
   ///   - options: The options of the call opening it, for a registered transport's factory.
   ///   - registry: Where registered transports are looked up.
   ///   - logger: Where the channel logs; the key's log context is added to its metadata.
+  ///   - monitor: The connectivity state of the key, which the channel's connections update.
   init(
     key: ChannelKey,
     options: GRPCCallOptions,
     registry: GRPCTransportRegistry,
-    logger: Logger
+    logger: Logger,
+    monitor: ConnectivityMonitor
   ) throws(GRPCError) {
     var logger = logger
     for (name, value) in key.logContext {
@@ -49,6 +54,7 @@ final class GRPCChannel: Sendable {
           try factory.makeTransport(target: key.target.description, options: options)
         )
         self.executor = nil
+        self.reporter = nil
         logger.debug("Opened a channel", metadata: ["grpc-calls.transport": "\(id)"])
         return
       }
@@ -63,9 +69,16 @@ final class GRPCChannel: Sendable {
       }
       // One loop for all of the channel's connections: the calls' tasks run there too.
       let loop = MultiThreadedEventLoopGroup.singleton.next()
+      let reporter = monitor.makeReporter()
       self.client = makeChannelClient(
-        try BuiltInTransportFactory.makeTransport(for: key, on: loop, logger: logger)
+        try BuiltInTransportFactory.makeTransport(
+          for: key,
+          on: loop,
+          logger: logger,
+          reporter: reporter
+        )
       )
+      self.reporter = reporter
       self.executor = EventLoopTaskExecutor(loop: loop)
       logger.debug("Opened a channel", metadata: ["grpc-calls.transport": "\(key.transportType)"])
     } catch let error as GRPCError {
@@ -86,6 +99,7 @@ final class GRPCChannel: Sendable {
   func start() {
     let client = self.client
     let logger = self.logger
+    self.reporter?.start()
     let task = Task<Void, Never> {
       // Errors here are connection-level; each RPC reports its own failure to its caller.
       do {
@@ -100,12 +114,14 @@ final class GRPCChannel: Sendable {
   /// Closes the channel: no new RPCs; the connection closes once the RPCs on it have finished.
   func shutDown() {
     self.logger.debug("Closing an idle channel")
+    self.reporter?.channelClosed()
     self.client.beginGracefulShutdown()
   }
 
   /// Closes the channel and its connection at once, failing the RPCs still on it.
   func close() {
     self.logger.debug("Closing a channel")
+    self.reporter?.channelClosed()
     self.client.beginGracefulShutdown()
     self.runTask.withLock { $0 }?.cancel()
   }

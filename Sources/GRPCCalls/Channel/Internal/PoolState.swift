@@ -9,6 +9,9 @@
 ///
 /// Channels are matched by identity, so a lease from before ``removeAll()`` cannot touch the
 /// channel that replaced its own.
+///
+/// Each key with a channel or an observer has a ``ConnectivityMonitor``, kept while either is;
+/// after ``shutDown()`` no channel opens.
 struct PoolState {
   private struct Entry {
     var channel: GRPCChannel
@@ -28,7 +31,10 @@ struct PoolState {
   }
 
   private var entries: [ChannelKey: Entry] = [:]
+  private var monitors: [ChannelKey: ConnectivityMonitor] = [:]
   private let idleTimeout: Duration
+  /// Whether the pool was shut down: it opens no channel again.
+  private(set) var isShutDown = false
 
   init(idleTimeout: Duration) {
     self.idleTimeout = idleTimeout
@@ -41,6 +47,33 @@ struct PoolState {
     self.entries[key].map { ($0.channel, $0.activeCalls) }
   }
 
+  /// The connectivity monitor of `key`, made if there is none.
+  mutating func monitor(for key: ChannelKey) -> ConnectivityMonitor {
+    if let monitor = self.monitors[key] {
+      return monitor
+    }
+    let monitor = ConnectivityMonitor()
+    if self.isShutDown {
+      monitor.apply { $0.shutDown() }
+    } else {
+      self.monitors[key] = monitor
+    }
+    return monitor
+  }
+
+  /// The connectivity monitor of `key`, if it has a channel or an observer.
+  func existingMonitor(for key: ChannelKey) -> ConnectivityMonitor? {
+    self.monitors[key]
+  }
+
+  /// Forgets the monitor of `key` unless a channel or an observer still uses it.
+  mutating func dropMonitorIfUnused(_ key: ChannelKey) {
+    guard self.entries[key] == nil, let monitor = self.monitors[key], !monitor.hasObservers else {
+      return
+    }
+    self.monitors[key] = nil
+  }
+
   mutating func checkOut(_ key: ChannelKey) -> GRPCChannel? {
     guard var entry = self.entries[key] else { return nil }
     entry.activeCalls += 1
@@ -49,8 +82,10 @@ struct PoolState {
     return entry.channel
   }
 
-  /// Checks out the channel for `fresh.key`, inserting `fresh` if there is none.
-  mutating func checkOutOrInsert(_ fresh: GRPCChannel) -> (GRPCChannel, inserted: Bool) {
+  /// Checks out the channel for `fresh.key`, inserting `fresh` if there is none; `nil` once the
+  /// pool is shut down.
+  mutating func checkOutOrInsert(_ fresh: GRPCChannel) -> (GRPCChannel, inserted: Bool)? {
+    if self.isShutDown { return nil }
     if let existing = self.checkOut(fresh.key) {
       return (existing, false)
     }
@@ -88,13 +123,35 @@ struct PoolState {
     let idleFor = now - idleSince
     if idleFor >= self.idleTimeout {
       self.entries[channel.key] = nil
+      self.dropMonitorIfUnused(channel.key)
       return .close(channel)
     }
     return .rearm(self.idleTimeout - idleFor)
   }
 
+  /// Removes a channel, to replace it.
+  mutating func remove(_ channel: GRPCChannel) -> Bool {
+    guard self.entries[channel.key]?.channel === channel else { return false }
+    self.entries[channel.key] = nil
+    return true
+  }
+
   mutating func removeAll() -> [GRPCChannel] {
-    defer { self.entries.removeAll() }
-    return self.entries.values.map(\.channel)
+    let channels = self.entries.values.map(\.channel)
+    self.entries.removeAll()
+    for key in self.monitors.keys {
+      self.dropMonitorIfUnused(key)
+    }
+    return channels
+  }
+
+  /// Shuts the pool down: returns its channels, to close, and its monitors, to shut down.
+  mutating func shutDown() -> (channels: [GRPCChannel], monitors: [ConnectivityMonitor]) {
+    self.isShutDown = true
+    let channels = self.entries.values.map(\.channel)
+    let monitors = Array(self.monitors.values)
+    self.entries.removeAll()
+    self.monitors.removeAll()
+    return (channels, monitors)
   }
 }

@@ -19,13 +19,14 @@ struct BuiltInTransportFactory: GRPCTransportFactory {
   }
 
   /// The HTTP/2 transport of a channel with `key`, its connections on `group` (by default
-  /// NIO's shared group), logging to `logger`. After a GOAWAY it connects again at once only
+  /// NIO's shared group), logging to `logger` and reporting to `reporter`. After a GOAWAY it connects again at once only
   /// for calls still on the old connection, otherwise for the next call; a DNS name is resolved
   /// again periodically, and the addresses laid out for the balancer (``ReconnectOnDemand``).
   static func makeTransport(
     for key: ChannelKey,
     on group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
-    logger: Logger = Logger(label: "grpc-calls")
+    logger: Logger = Logger(label: "grpc-calls"),
+    reporter: ConnectivityReporter? = nil
   ) throws -> HTTP2ClientTransport.Posix {
     let demand = ReconnectOnDemand(layout: EndpointLayout(key.serviceConfig))
     var registry = NameResolverRegistry.defaults
@@ -37,7 +38,7 @@ struct BuiltInTransportFactory: GRPCTransportFactory {
         interval: key.resolvesPeriodically ? key.nameResolutionInterval : nil
       ),
       transportSecurity: key.transportSecurity,
-      config: key.transportConfig(logger: logger, demand: demand),
+      config: key.transportConfig(logger: logger, demand: demand, reporter: reporter),
       resolverRegistry: registry,
       serviceConfig: key.serviceConfig,
       eventLoopGroup: group

@@ -29,10 +29,17 @@ final class GoAwayRecorder: ChannelInboundHandler, RemovableChannelHandler {
   let record: ConnectionRecord
   /// Told of each GOAWAY, on the connection's event loop.
   private let onGoAway: (@Sendable (GoAway) -> Void)?
+  /// Told once the server's first SETTINGS came, on the connection's event loop.
+  private let onEstablished: (@Sendable () -> Void)?
 
-  init(record: ConnectionRecord, onGoAway: (@Sendable (GoAway) -> Void)? = nil) {
+  init(
+    record: ConnectionRecord,
+    onGoAway: (@Sendable (GoAway) -> Void)? = nil,
+    onEstablished: (@Sendable () -> Void)? = nil
+  ) {
     self.record = record
     self.onGoAway = onGoAway
+    self.onEstablished = onEstablished
   }
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -51,7 +58,10 @@ final class GoAwayRecorder: ChannelInboundHandler, RemovableChannelHandler {
       self.record.refuseWaiting()
       self.onGoAway?(goAway)
     } else if case .settings(.settings(let settings)) = self.unwrapInboundIn(data).payload {
-      self.record.established = true
+      if !self.record.established {
+        self.record.established = true
+        self.onEstablished?()
+      }
       if let limit = settings.last(where: { $0.parameter == .maxConcurrentStreams }) {
         self.record.maxConcurrentStreams = limit.value
         self.record.scheduleAdmission(on: context.eventLoop)
@@ -73,13 +83,17 @@ final class GoAwayRecorder: ChannelInboundHandler, RemovableChannelHandler {
   @discardableResult
   static func install(
     on channel: any Channel,
-    onGoAway: (@Sendable (GoAway) -> Void)?
+    onGoAway: (@Sendable (GoAway) -> Void)?,
+    onEstablished: (@Sendable () -> Void)? = nil
   ) throws -> ConnectionRecord {
     let pipeline = channel.pipeline.syncOperations
     let http2 = try pipeline.handler(type: NIOHTTP2Handler.self)
     let record = ConnectionRecord()
     try pipeline.addHandler(SentStreamsTracker(record: record), position: .before(http2))
-    try pipeline.addHandler(Self(record: record, onGoAway: onGoAway), position: .after(http2))
+    try pipeline.addHandler(
+      Self(record: record, onGoAway: onGoAway, onEstablished: onEstablished),
+      position: .after(http2)
+    )
     return record
   }
 }

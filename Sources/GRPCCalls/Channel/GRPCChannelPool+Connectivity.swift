@@ -1,0 +1,130 @@
+public import Dispatch
+internal import GRPCCore
+
+extension GRPCChannelPool {
+  /// The connectivity state of the channel that calls to `host` with `options` use.
+  ///
+  /// - Parameters:
+  ///   - host: A call's host (``GRPCRequestOptions/host``).
+  ///   - options: A call's options; only their channel-level options matter.
+  ///   - connect: Whether to connect if the channel is ``GRPCConnectivityState/idle``, as
+  ///     ``connect(host:options:)`` does; the state returned is that before connecting.
+  /// - Throws: ``GRPCError`` with INVALID_ARGUMENT for options that cannot open a channel,
+  ///   UNIMPLEMENTED for a registered transport (``GRPCCallOptions/transport``), whose
+  ///   connections the pool does not see.
+  public func state(
+    host: String,
+    options: GRPCCallOptions = GRPCCallOptions(),
+    connect: Bool = false
+  ) throws(GRPCError) -> GRPCConnectivityState {
+    let key = try self.observableKey(host: host, options: options)
+    let state = self.state.withLock { state in
+      state.existingMonitor(for: key)?.current ?? (state.isShutDown ? .shutdown : .idle)
+    }
+    if connect, state == .idle {
+      try self.connect(key: key, options: options)
+    }
+    return state
+  }
+
+  /// Opens the channel that calls to `host` with `options` use and connects it, ahead of the
+  /// first call; it closes after ``Config/idleTimeout`` with no call, as any channel does.
+  ///
+  /// - Throws: ``GRPCError`` as ``state(host:options:connect:)`` does, and UNAVAILABLE after
+  ///   ``shutDown()``.
+  public func connect(
+    host: String,
+    options: GRPCCallOptions = GRPCCallOptions()
+  ) throws(GRPCError) {
+    try self.connect(key: self.observableKey(host: host, options: options), options: options)
+  }
+
+  /// The connectivity states of the channel that calls to `host` with `options` use: the
+  /// current one first, then each change, in order. The sequence finishes after
+  /// ``GRPCConnectivityState/shutdown``, or when the task iterating it is cancelled.
+  ///
+  /// - Throws: ``GRPCError`` as ``state(host:options:connect:)`` does.
+  public func stateChanges(
+    host: String,
+    options: GRPCCallOptions = GRPCCallOptions()
+  ) throws(GRPCError) -> AsyncStream<GRPCConnectivityState> {
+    let monitor = try self.monitor(host: host, options: options)
+    let (stream, continuation) = AsyncStream.makeStream(of: GRPCConnectivityState.self)
+    let id = monitor.addObserver(.stream(continuation))
+    continuation.onTermination = { _ in monitor.removeObserver(id) }
+    return stream
+  }
+
+  /// Tells `handler`, on `queue`, the connectivity state of the channel that calls to `host`
+  /// with `options` use: the current one first, then each change, in order (on a serial
+  /// queue), until ``GRPCConnectivityState/shutdown`` or
+  /// ``GRPCConnectivityObservation/cancel()``.
+  ///
+  /// - Throws: ``GRPCError`` as ``state(host:options:connect:)`` does.
+  public func observeState(
+    host: String,
+    options: GRPCCallOptions = GRPCCallOptions(),
+    queue: DispatchQueue,
+    handler: @escaping @Sendable (GRPCConnectivityState) -> Void
+  ) throws(GRPCError) -> GRPCConnectivityObservation {
+    let monitor = try self.monitor(host: host, options: options)
+    let id = monitor.addObserver(.callback(queue, handler))
+    return GRPCConnectivityObservation(monitor: monitor, id: id)
+  }
+
+  /// The monitor of the key of `host` and `options`, made if there is none.
+  private func monitor(
+    host: String,
+    options: GRPCCallOptions
+  ) throws(GRPCError) -> ConnectivityMonitor {
+    let key = try self.observableKey(host: host, options: options)
+    return self.state.withLock { $0.monitor(for: key) }
+  }
+
+  /// The channel key of `host` and `options`, if its connections can be observed.
+  private func observableKey(
+    host: String,
+    options: GRPCCallOptions
+  ) throws(GRPCError) -> ChannelKey {
+    let key = try self.key(host: host, options: options)
+    if let id = key.transport, self.config.transportRegistry.factory(for: id) != nil {
+      throw GRPCError(
+        code: .unimplemented,
+        message:
+          "The connectivity state of a registered transport ('\(id)') is not known to grpc-calls; use the transport's own, or the built-in transports (GRPCCallOptions.transportType)"
+      )
+    }
+    return key
+  }
+
+  /// Opens the channel of `key` and lets it go idle; replaces a channel that connected and went
+  /// idle, since the transport connects such a channel again only for a call.
+  private func connect(key: ChannelKey, options: GRPCCallOptions) throws(GRPCError) {
+    let dormant = self.state.withLock { state -> GRPCChannel? in
+      guard let (channel, activeCalls) = state.channel(for: key), activeCalls == 0,
+        state.existingMonitor(for: key)?.isDormant == true, state.remove(channel)
+      else { return nil }
+      return channel
+    }
+    dormant?.shutDown()
+    try self.lease(for: key, options: options).release()
+  }
+}
+
+/// An observer of a channel's connectivity state
+/// (``GRPCChannelPool/observeState(host:options:queue:handler:)``); it stays until cancelled or
+/// the pool shuts down.
+public final class GRPCConnectivityObservation: Sendable {
+  private let monitor: ConnectivityMonitor
+  private let id: Int
+
+  init(monitor: ConnectivityMonitor, id: Int) {
+    self.monitor = monitor
+    self.id = id
+  }
+
+  /// Stops telling the handler of changes; one already on its queue still runs.
+  public func cancel() {
+    self.monitor.removeObserver(self.id)
+  }
+}
