@@ -118,6 +118,40 @@ struct ConnectivityTests {
     await server.stopAndWait()
   }
 
+  @Test("the server process killed under a call: READY, TRANSIENT_FAILURE until it is back, READY")
+  func serverKilledUnderCall() async throws {
+    let first = try ToolProcess(["serve", "--port", "0"])
+    let listening = try await first.line(startingWith: "listening on ")
+    let host = String(listening.dropFirst("listening on ".count))
+    let port = try #require(host.split(separator: ":").last.flatMap { Int($0) })
+    let pool = GRPCChannelPool()
+    let options = Self.options()
+    let log = StateLog()
+    let observation = try pool.observeState(host: host, options: options, queue: log.queue) {
+      log.record($0)
+    }
+
+    // A stream left open, answered once: the connection has a call on it when the server dies.
+    let client = InteropClient(target: host, callOptions: options, channelPool: pool)
+    let (call, recorder) = try client.makeCall("FullDuplexCall")
+    call.start()
+    call.writeData(try InteropRequests.stream(count: 1, size: 1).bytes)
+    #expect(await recorder.wait { $0.messages.count >= 1 }, "the stream did not answer")
+    try await log.wait(for: .ready)
+    await first.kill()
+    try await log.wait(for: .transientFailure)
+    #expect(await recorder.waitForClose(upTo: 60)?.error?.code == .unavailable)
+
+    let second = try ToolProcess(["serve", "--port", "\(port)"])
+    _ = try await second.line(startingWith: "listening on ")
+    try await log.wait(for: .ready, occurrence: 2)
+    pool.shutDown()
+    try await log.wait(for: .shutdown)
+    #expect(log.recorded == [.idle, .connecting, .ready, .transientFailure, .ready, .shutdown])
+    observation.cancel()
+    await second.kill()
+  }
+
   @Test("state(connect: true) connects an idle channel and returns the state it had")
   func stateConnects() async throws {
     let server = try await InteropServer.start(host: "127.0.0.1", port: 0, compression: false)
