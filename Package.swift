@@ -73,6 +73,8 @@ let package = Package(
         // RetryInfo in a rich status, which retries and the token refresh wait for.
         .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
         .product(name: "Logging", package: "swift-log"),
+        // The pool's connection and call counts.
+        .product(name: "CoreMetrics", package: "swift-metrics"),
         .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHPACK", package: "swift-nio-http2"),
@@ -256,6 +258,7 @@ let package = Package(
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "SwiftASN1", package: "swift-asn1"),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "MetricsTestKit", package: "swift-metrics"),
         .product(name: "GRPCInProcessTransport", package: "grpc-swift-2"),
         .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
         .product(name: "NIOCore", package: "swift-nio"),

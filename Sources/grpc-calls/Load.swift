@@ -62,6 +62,12 @@ struct Load: AsyncParsableCommand {
   )
   var serviceConfig: String?
 
+  @Option(
+    name: .customLong("connections-per-target"),
+    help: "HTTP/2 connections the channel may open (1 to 64); each call goes to the least busy."
+  )
+  var connectionsPerTarget = 1
+
   enum Face: String, CaseIterable {
     case raw
     case callback
@@ -109,6 +115,10 @@ struct Load: AsyncParsableCommand {
     if let serviceConfig = self.serviceConfig {
       options.serviceConfig = try Self.serviceConfig(serviceConfig)
     }
+    guard (1 ... GRPCCallOptions.maxConnectionsPerTarget).contains(self.connectionsPerTarget) else {
+      throw ValidationError("--connections-per-target must be 1 to 64")
+    }
+    options.connectionsPerTarget = self.connectionsPerTarget
     let faces =
       self.api == "all"
       ? Face.allCases

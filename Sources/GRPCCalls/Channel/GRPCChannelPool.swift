@@ -1,3 +1,4 @@
+public import CoreMetrics
 internal import GRPCCore
 public import Logging
 
@@ -20,6 +21,10 @@ public final class GRPCChannelPool: Sendable {
     /// ``GRPCCallOptions/logContext`` in the records' metadata.
     public var logger: Logger
 
+    /// Where the pool's figures go (connections opened, closed and failed; calls in flight:
+    /// the *Many servers* article lists them); by default the process's `MetricsSystem`.
+    public var metricsFactory: any MetricsFactory
+
     /// Sends every call through `GRPCClient`, even one the raw path would take: a test-only
     /// switch, so that behaviour tests cover both paths to the core.
     package var sendsEveryCallThroughClient = false
@@ -28,11 +33,13 @@ public final class GRPCChannelPool: Sendable {
     public init(
       idleTimeout: Duration,
       transportRegistry: GRPCTransportRegistry = .shared,
-      logger: Logger = Logger(label: "grpc-calls")
+      logger: Logger = Logger(label: "grpc-calls"),
+      metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
       self.idleTimeout = idleTimeout
       self.transportRegistry = transportRegistry
       self.logger = logger
+      self.metricsFactory = metricsFactory
     }
 
     /// Closes idle channels after 30 seconds.
@@ -86,21 +93,22 @@ public final class GRPCChannelPool: Sendable {
     try options.channelKeyCache.key(host: host, options: options)
   }
 
-  /// The executor for the task of a call to `host` with `options`: that of its channel's event
-  /// loop while the channel is open and nearly idle; `nil` (the shared pool) otherwise.
+  /// The executor for the task of a call to `host` with `options`: that of the event loop of
+  /// the connection it would go to while that is open and nearly idle; `nil` (the shared pool)
+  /// otherwise.
   ///
   /// On the loop a call makes no thread hop, which is what a lone call's latency needs; many
   /// calls at once do better spread over the pool's threads beside the loop's I/O, as their
   /// per-call work would otherwise queue on the loop's one thread.
   func executor(host: String, options: GRPCCallOptions) -> EventLoopTaskExecutor? {
     guard let key = try? self.key(host: host, options: options),
-      let (channel, activeCalls) = self.state.withLock({ $0.channel(for: key) }),
-      activeCalls < Self.callsOnLoop
+      let (connection, inFlight) = self.state.withLock({ $0.nextConnection(for: key) }),
+      inFlight < Self.callsOnLoop
     else { return nil }
-    return channel.executor
+    return connection.executor
   }
 
-  /// Up to how many calls already running on a channel a new one still runs on its loop.
+  /// Up to how many calls already running on a connection a new one still runs on its loop.
   static let callsOnLoop = 2
 
   /// Returns the channel for `key`, opening one if needed, and counts a call on it.
@@ -110,19 +118,19 @@ public final class GRPCChannelPool: Sendable {
   /// - Parameter options: The options of the call, for a channel that has to be opened.
   func lease(for key: ChannelKey, options: GRPCCallOptions) throws(GRPCError) -> ChannelLease {
     enum Found {
-      case channel(GRPCChannel)
+      case checkout(PoolState.Checkout)
       case none(ConnectivityMonitor)
       case shutDown
     }
     let found = self.state.withLock { state -> Found in
       if state.isShutDown { return .shutDown }
-      if let channel = state.checkOut(key) { return .channel(channel) }
+      if let checkout = state.checkOut(key) { return .checkout(checkout) }
       return .none(state.monitor(for: key))
     }
     let monitor: ConnectivityMonitor
     switch found {
-    case .channel(let channel):
-      return ChannelLease(channel: channel, pool: self)
+    case .checkout(let checkout):
+      return self.lease(checkout)
     case .shutDown:
       throw Self.shutDownError
     case .none(let keyMonitor):
@@ -135,15 +143,31 @@ public final class GRPCChannelPool: Sendable {
       options: options,
       registry: self.config.transportRegistry,
       logger: self.config.logger,
+      metricsFactory: self.config.metricsFactory,
       monitor: monitor
     )
-    guard let (channel, inserted) = self.state.withLock({ $0.checkOutOrInsert(fresh) }) else {
+    let checkout = self.state.withLock { state -> PoolState.Checkout? in
+      guard let (checkout, inserted) = state.checkOutOrInsert(fresh) else { return nil }
+      if inserted {
+        // Before any connection starts, even one a call racing this one starts.
+        fresh.startReporting()
+      }
+      return checkout
+    }
+    guard let checkout else {
       throw Self.shutDownError
     }
-    if inserted {
-      channel.start()
+    return self.lease(checkout)
+  }
+
+  /// The lease of a checked-out connection, started if it has to be.
+  private func lease(_ checkout: PoolState.Checkout) -> ChannelLease {
+    let connection = checkout.channel.connections[checkout.connection]
+    if checkout.starts {
+      connection.start()
     }
-    return ChannelLease(channel: channel, pool: self)
+    checkout.channel.metrics.callStarted()
+    return ChannelLease(checkout: checkout, pool: self)
   }
 
   static let shutDownError = GRPCError(
@@ -152,8 +176,13 @@ public final class GRPCChannelPool: Sendable {
       "The channel pool was shut down (GRPCChannelPool.shutDown()); make a new GRPCChannelPool for more calls"
   )
 
-  fileprivate func release(_ channel: GRPCChannel) {
-    if self.state.withLock({ $0.checkIn(channel, now: .now) }) {
+  fileprivate func release(_ checkout: PoolState.Checkout) {
+    let channel = checkout.channel
+    channel.metrics.callEnded()
+    let arm = self.state.withLock {
+      $0.checkIn(channel, connection: checkout.connection, now: .now)
+    }
+    if arm {
       self.armIdleTimer(for: channel, after: self.config.idleTimeout)
     }
   }
@@ -174,12 +203,22 @@ public final class GRPCChannelPool: Sendable {
   }
 }
 
-/// A call's hold on a pooled channel; releasing it lets the channel go idle.
+/// A call's hold on a connection of a pooled channel; releasing it lets the channel go idle.
 struct ChannelLease: Sendable {
-  let channel: GRPCChannel
+  fileprivate let checkout: PoolState.Checkout
   fileprivate let pool: GRPCChannelPool
 
+  /// The client of the connection the call goes to.
+  var client: any ChannelClient {
+    self.checkout.channel.connections[self.checkout.connection].client
+  }
+
+  /// The executor of that connection's event loop, if the pool knows it.
+  var executor: EventLoopTaskExecutor? {
+    self.checkout.channel.connections[self.checkout.connection].executor
+  }
+
   func release() {
-    self.pool.release(self.channel)
+    self.pool.release(self.checkout)
   }
 }

@@ -18,7 +18,7 @@ public import GRPCCore
 ///   ``keepalivePermitWithoutCalls``, ``connectMinTimeout``, ``connectInitialBackoff``, ``connectMaxBackoff``,
 ///   ``minRetryInterval``, ``maxRetryInterval``, ``retryFactor``, ``enableRetry``,
 ///   ``additionalChannelArgs``, ``serviceConfig``, ``loadBalancingPolicy``,
-///   ``nameResolutionInterval``, ``transport``,
+///   ``nameResolutionInterval``, ``connectionsPerTarget``, ``transport``,
 ///   ``logContext``, ``channelPoolDomain``, ``channelId``) form the channel key: calls share
 ///   a channel (one HTTP/2 connection) only when all of them are equal.
 ///
@@ -391,6 +391,27 @@ public struct GRPCCallOptions: Sendable {
 
   /// The default of ``nameResolutionInterval``: 30 s.
   public static let defaultNameResolutionInterval: TimeInterval = 30
+
+  /// How many HTTP/2 connections the channel may open to its target, each call going to the
+  /// one with the fewest calls in flight; 1 by default, at most ``maxConnectionsPerTarget``.
+  ///
+  /// A server takes only so many streams at once on one connection (its
+  /// `SETTINGS_MAX_CONCURRENT_STREAMS`, 100 for many); past that, calls wait for a stream. With
+  /// more connections, more calls run at once. Connections open as calls need them: a second
+  /// one when a call comes while every open connection has one in flight. Under round-robin
+  /// each of them holds a connection per address.
+  public var connectionsPerTarget: Int {
+    get { self.channelSettings.connectionsPerTarget }
+    set {
+      self.channelSettings.connectionsPerTarget = min(
+        max(1, newValue),
+        Self.maxConnectionsPerTarget
+      )
+    }
+  }
+
+  /// The most connections ``connectionsPerTarget`` asks for: 64.
+  public static let maxConnectionsPerTarget = 64
 
   /// gRPC channel arguments, by their gRPC core names; a value of the wrong kind fails the call
   /// with `INVALID_ARGUMENT` naming it. A name not in this table is ignored, as gRPC core ignores

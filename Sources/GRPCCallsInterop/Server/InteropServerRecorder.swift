@@ -29,6 +29,8 @@ public final class InteropServerRecorder: Sendable {
     var attempts: [String: Int] = [:]
     var requestStreamEnds: [String: String] = [:]
     var requestStreamsRead: Set<String> = []
+    var respondingStreams: [String: Int] = [:]
+    var mostRespondingStreams: [String: Int] = [:]
   }
 
   private let state = LockedValue(State())
@@ -182,6 +184,24 @@ public final class InteropServerRecorder: Sendable {
   /// How many RPCs carried ``failAttemptsKey`` id `id`.
   public func attempts(_ id: String) -> Int {
     self.state.withLock { $0.attempts[id] ?? 0 }
+  }
+
+  /// For each connection (client address), the most server-streaming responses it had under
+  /// way at once: how many streams the client ran in parallel on it.
+  public var mostRespondingStreamsPerConnection: [String: Int] {
+    self.state.withLock { $0.mostRespondingStreams }
+  }
+
+  func respondingBegan(peer: String) {
+    self.state.withLock {
+      let now = $0.respondingStreams[peer, default: 0] + 1
+      $0.respondingStreams[peer] = now
+      $0.mostRespondingStreams[peer] = max(now, $0.mostRespondingStreams[peer] ?? 0)
+    }
+  }
+
+  func respondingEnded(peer: String) {
+    self.state.withLock { $0.respondingStreams[peer, default: 1] -= 1 }
   }
 
   func connectionClosed() {

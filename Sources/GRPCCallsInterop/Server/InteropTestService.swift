@@ -68,6 +68,8 @@ struct InteropTestService: Grpc_Testing_TestService.StreamingServiceProtocol {
     let echo = try self.begin(request.metadata, context)
     let message = try await Self.single(request.messages)
     return StreamingServerResponse(metadata: echo.initial) { writer in
+      self.recorder.respondingBegan(peer: context.remotePeer)
+      defer { self.recorder.respondingEnded(peer: context.remotePeer) }
       try await self.respond(to: message, with: writer, context: context)
       try Self.failIfAsked(message.responseStatus, trailers: echo.trailing)
       try Self.failRichIfAsked(request.metadata)

@@ -9,9 +9,10 @@ struct PoolStateTests {
   let timeout = Duration.seconds(30)
   let start = ContinuousClock.now
 
-  private func channel(id: Int = 0) throws -> GRPCChannel {
+  private func channel(id: Int = 0, connections: Int = 1) throws -> GRPCChannel {
     var options = GRPCCallOptions()
     options.channelId = id
+    options.connectionsPerTarget = connections
     // Creating a channel opens nothing: connections start only with `start()`.
     return try GRPCChannel(
       key: ChannelKey(host: "127.0.0.1:1", options: options),
@@ -27,12 +28,12 @@ struct PoolStateTests {
     var state = PoolState(idleTimeout: self.timeout)
     let channel = try self.channel()
     _ = state.checkOutOrInsert(channel)
-    let armedFirst = state.checkIn(channel, now: self.start)
+    let armedFirst = state.checkIn(channel, connection: 0, now: self.start)
     #expect(armedFirst)
     for second in 1 ... 5 {
       let checkedOut = state.checkOut(channel.key)
-      #expect(checkedOut === channel)
-      let armedAgain = state.checkIn(channel, now: self.start + .seconds(second))
+      #expect(checkedOut?.channel === channel)
+      let armedAgain = state.checkIn(channel, connection: 0, now: self.start + .seconds(second))
       #expect(!armedAgain)
     }
   }
@@ -42,9 +43,9 @@ struct PoolStateTests {
     var state = PoolState(idleTimeout: self.timeout)
     let channel = try self.channel()
     _ = state.checkOutOrInsert(channel)
-    _ = state.checkIn(channel, now: self.start)
+    _ = state.checkIn(channel, connection: 0, now: self.start)
     _ = state.checkOut(channel.key)
-    _ = state.checkIn(channel, now: self.start + .seconds(10))
+    _ = state.checkIn(channel, connection: 0, now: self.start + .seconds(10))
     guard case .rearm(let remaining) = state.timerFired(channel, now: self.start + .seconds(30))
     else {
       Issue.record("expected a re-arm")
@@ -63,14 +64,14 @@ struct PoolStateTests {
     var state = PoolState(idleTimeout: self.timeout)
     let channel = try self.channel()
     _ = state.checkOutOrInsert(channel)
-    _ = state.checkIn(channel, now: self.start)
+    _ = state.checkIn(channel, connection: 0, now: self.start)
     _ = state.checkOut(channel.key)
     guard case .none = state.timerFired(channel, now: self.start + .seconds(30)) else {
       Issue.record("a busy channel must not close")
       return
     }
     #expect(state.count == 1)
-    let armed = state.checkIn(channel, now: self.start + .seconds(31))
+    let armed = state.checkIn(channel, connection: 0, now: self.start + .seconds(31))
     #expect(armed)
   }
 
@@ -83,7 +84,7 @@ struct PoolStateTests {
     #expect(removed.count == 1)
     let fresh = try self.channel()
     _ = state.checkOutOrInsert(fresh)
-    let armed = state.checkIn(old, now: self.start)
+    let armed = state.checkIn(old, connection: 0, now: self.start)
     #expect(!armed)
     guard case .none = state.timerFired(old, now: self.start + .seconds(60)) else {
       Issue.record("an old channel's timer must not close the new one")
@@ -99,7 +100,7 @@ struct PoolStateTests {
     let monitor = state.monitor(for: channel.key)
     #expect(state.monitor(for: channel.key) === monitor)
     _ = state.checkOutOrInsert(channel)
-    _ = state.checkIn(channel, now: self.start)
+    _ = state.checkIn(channel, connection: 0, now: self.start)
     let observer = monitor.addObserver(.callback(.global(), { _ in }))
     guard case .close = state.timerFired(channel, now: self.start + .seconds(30)) else {
       Issue.record("an idle channel must close")
@@ -123,5 +124,41 @@ struct PoolStateTests {
     #expect(state.checkOutOrInsert(try self.channel(id: 1)) == nil)
     #expect(state.monitor(for: channel.key).current == .shutdown)
     #expect(state.count == 0)
+  }
+
+  @Test(
+    "each call goes to the connection with the fewest in flight; one starts only when all have one"
+  )
+  func connectionPicking() throws {
+    var state = PoolState(idleTimeout: self.timeout)
+    let channel = try self.channel(connections: 3)
+    #expect(channel.connections.count == 3)
+    let inserted = state.checkOutOrInsert(channel)
+    #expect(inserted?.0.connection == 0 && inserted?.0.starts == true)
+    var picks: [(Int, Bool)] = []
+    for _ in 0 ..< 4 {
+      let checkout = state.checkOut(channel.key)
+      picks.append((checkout?.connection ?? -1, checkout?.starts ?? false))
+    }
+    #expect(picks.map(\.0) == [1, 2, 0, 1])
+    #expect(picks.map(\.1) == [true, true, false, false])
+    // In flight: [2, 2, 1].
+    #expect(state.nextConnection(for: channel.key)?.inFlight == 1)
+    _ = state.checkIn(channel, connection: 1, now: self.start)
+    _ = state.checkIn(channel, connection: 1, now: self.start)
+    #expect(state.checkOut(channel.key)?.connection == 1)
+  }
+
+  @Test("calls one after another stay on the first connection")
+  func sequentialCallsShareOneConnection() throws {
+    var state = PoolState(idleTimeout: self.timeout)
+    let channel = try self.channel(connections: 4)
+    _ = state.checkOutOrInsert(channel)
+    _ = state.checkIn(channel, connection: 0, now: self.start)
+    for _ in 0 ..< 10 {
+      let checkout = state.checkOut(channel.key)
+      #expect(checkout?.connection == 0 && checkout?.starts == false)
+      _ = state.checkIn(channel, connection: 0, now: self.start)
+    }
   }
 }

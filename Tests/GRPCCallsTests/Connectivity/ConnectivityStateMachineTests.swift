@@ -18,7 +18,7 @@ struct ConnectivityStateMachineTests {
     #expect(machine.state == .idle)
     let (connection, change) = machine.attemptStarted(channel: channel)
     #expect(change == .connecting)
-    let id = try! #require(connection)
+    let id = connection
     #expect(machine.established(channel: channel, connection: id) == .ready)
     #expect(
       machine.closed(channel: channel, connection: id, established: true, broke: false) == .idle
@@ -29,7 +29,7 @@ struct ConnectivityStateMachineTests {
   @Test("a GOAWAY takes the connection out of READY before it closes")
   func goAway() {
     var (machine, channel) = self.started()
-    let id = machine.attemptStarted(channel: channel).connection!
+    let id = machine.attemptStarted(channel: channel).connection
     _ = machine.established(channel: channel, connection: id)
     #expect(machine.wentAway(channel: channel, connection: id) == .idle)
     #expect(
@@ -40,12 +40,12 @@ struct ConnectivityStateMachineTests {
   @Test("a successor connecting during a GOAWAY keeps the channel CONNECTING, then READY")
   func successor() {
     var (machine, channel) = self.started()
-    let old = machine.attemptStarted(channel: channel).connection!
+    let old = machine.attemptStarted(channel: channel).connection
     _ = machine.established(channel: channel, connection: old)
     let (new, change) = machine.attemptStarted(channel: channel)
     #expect(change == nil)  // still READY on the old one
     #expect(machine.wentAway(channel: channel, connection: old) == .connecting)
-    #expect(machine.established(channel: channel, connection: new!) == .ready)
+    #expect(machine.established(channel: channel, connection: new) == .ready)
     #expect(
       machine.closed(channel: channel, connection: old, established: true, broke: false) == nil
     )
@@ -54,7 +54,7 @@ struct ConnectivityStateMachineTests {
   @Test("a failed attempt is TRANSIENT_FAILURE, sticky through further attempts, until READY")
   func stickyTransientFailure() {
     var (machine, channel) = self.started()
-    let first = machine.attemptStarted(channel: channel).connection!
+    let first = machine.attemptStarted(channel: channel).connection
     #expect(
       machine.closed(channel: channel, connection: first, established: false, broke: false)
         == .transientFailure
@@ -63,16 +63,16 @@ struct ConnectivityStateMachineTests {
     #expect(change == nil)
     #expect(machine.state == .transientFailure)
     #expect(
-      machine.closed(channel: channel, connection: second!, established: false, broke: false) == nil
+      machine.closed(channel: channel, connection: second, established: false, broke: false) == nil
     )
-    let third = machine.attemptStarted(channel: channel).connection!
+    let third = machine.attemptStarted(channel: channel).connection
     #expect(machine.established(channel: channel, connection: third) == .ready)
   }
 
   @Test("a connection that breaks under calls is TRANSIENT_FAILURE")
   func brokeUnderCalls() {
     var (machine, channel) = self.started()
-    let id = machine.attemptStarted(channel: channel).connection!
+    let id = machine.attemptStarted(channel: channel).connection
     _ = machine.established(channel: channel, connection: id)
     #expect(
       machine.closed(channel: channel, connection: id, established: true, broke: true)
@@ -84,8 +84,8 @@ struct ConnectivityStateMachineTests {
   @Test("READY while any connection is: one of two closing changes nothing")
   func twoConnections() {
     var (machine, channel) = self.started()
-    let a = machine.attemptStarted(channel: channel).connection!
-    let b = machine.attemptStarted(channel: channel).connection!
+    let a = machine.attemptStarted(channel: channel).connection
+    let b = machine.attemptStarted(channel: channel).connection
     #expect(machine.established(channel: channel, connection: a) == .ready)
     #expect(
       machine.closed(channel: channel, connection: b, established: false, broke: false) == nil
@@ -100,21 +100,26 @@ struct ConnectivityStateMachineTests {
   @Test("closing the channel makes it IDLE and clears a failure; its late events change nothing")
   func channelClosed() {
     var (machine, channel) = self.started()
-    let id = machine.attemptStarted(channel: channel).connection!
+    let id = machine.attemptStarted(channel: channel).connection
     _ = machine.closed(channel: channel, connection: id, established: false, broke: false)
-    let late = machine.attemptStarted(channel: channel).connection!
+    let late = machine.attemptStarted(channel: channel).connection
     #expect(machine.channelClosed(channel) == .idle)
     #expect(!machine.isDormant)
     #expect(machine.established(channel: channel, connection: late) == nil)
-    #expect(machine.attemptStarted(channel: channel).connection == nil)
+    let after = machine.attemptStarted(channel: channel)
+    #expect(after.change == nil)
+    #expect(machine.established(channel: channel, connection: after.connection) == nil)
     #expect(machine.channelClosed(channel) == nil)
+    #expect(machine.state == .idle)
   }
 
   @Test("only the started channel counts: one that lost the race to open reports nothing")
   func otherChannel() {
     var (machine, channel) = self.started()
     let loser = machine.makeChannelID()
-    #expect(machine.attemptStarted(channel: loser).connection == nil)
+    let lost = machine.attemptStarted(channel: loser)
+    #expect(lost.change == nil)
+    #expect(machine.established(channel: loser, connection: lost.connection) == nil)
     #expect(machine.channelClosed(loser) == nil)
     #expect(machine.attemptStarted(channel: channel).change == .connecting)
   }
@@ -122,7 +127,7 @@ struct ConnectivityStateMachineTests {
   @Test("a new channel starts IDLE, whatever the old one left")
   func newChannel() {
     var (machine, old) = self.started()
-    let id = machine.attemptStarted(channel: old).connection!
+    let id = machine.attemptStarted(channel: old).connection
     _ = machine.established(channel: old, connection: id)
     let new = machine.makeChannelID()
     #expect(machine.channelStarted(new) == .idle)
@@ -134,7 +139,7 @@ struct ConnectivityStateMachineTests {
   @Test("SHUTDOWN is final")
   func shutdown() {
     var (machine, channel) = self.started()
-    let id = machine.attemptStarted(channel: channel).connection!
+    let id = machine.attemptStarted(channel: channel).connection
     #expect(machine.shutDown() == .shutdown)
     #expect(machine.shutDown() == nil)
     #expect(machine.established(channel: channel, connection: id) == nil)

@@ -99,7 +99,7 @@ final class GRPCCall2Internal: Sendable {
         callOptions,
         safety: requestOptions.safety,
         key: key,
-        method: lease.channel.client.config(forMethod: descriptor)
+        method: lease.client.config(forMethod: descriptor)
       )
       limit = plan.responseSizeLimit
       let known = self.state.withLock { $0.takeAllRequestsIfFinished() }
@@ -124,14 +124,14 @@ final class GRPCCall2Internal: Sendable {
       var coder = MessageCoder(marshaller: callOptions.marshaller)
       coder.requestSizeLimit = plan.requestSizeLimit
       let attempt = RPCAttempt(
-        channel: lease.channel.client,
+        channel: lease.client,
         descriptor: descriptor,
         options: plan.coreOptions(compression: key.compression),
         metadata: metadata,
         known: known,
         coder: coder,
         responseSizeLimit: limit,
-        loopExecutor: lease.channel.executor
+        loopExecutor: lease.executor
       )
       outcome = try await self.run(attempt, raw: raw, waitForReady: plan.waitForReady)
     } catch {

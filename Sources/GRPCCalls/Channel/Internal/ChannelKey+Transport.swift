@@ -172,7 +172,7 @@ extension ChannelKey {
         try PeerPingAnswerer.install(on: channel)
         let connection = reporter?.attemptStarted()
         var onGoAway: (@Sendable (GoAwayRecorder.GoAway) -> Void)?
-        if keepalive != nil || demand != nil || connection != nil {
+        if keepalive != nil || demand != nil || reporter != nil {
           onGoAway = { goAway in
             if let keepalive, KeepaliveBackoff.isTooManyPings(goAway) {
               keepalive.serverSaidTooManyPings()

@@ -42,6 +42,8 @@ package struct ChannelKey: Hashable, Sendable {
   let serviceConfig: ServiceConfig
   /// Seconds between resolutions of a DNS name; `0`: only on demand.
   let nameResolutionInterval: TimeInterval
+  /// How many connections (each a transport of its own) the channel may open.
+  let connectionsPerTarget: Int
   let channelPoolDomain: String?
   let channelId: Int
   /// The hash of every field above, computed once: the pool hashes a key at each lease and
@@ -129,6 +131,7 @@ package struct ChannelKey: Hashable, Sendable {
     }
     self.serviceConfig = serviceConfig
     self.nameResolutionInterval = options.nameResolutionInterval
+    self.connectionsPerTarget = options.connectionsPerTarget
     self.channelPoolDomain = options.channelPoolDomain
     self.channelId = options.channelId
     self.hashCode = self.fieldsHash()
@@ -164,6 +167,7 @@ package struct ChannelKey: Hashable, Sendable {
     hasher.combine(self.enableRetry)
     hasher.combine(self.serviceConfig)
     hasher.combine(self.nameResolutionInterval)
+    hasher.combine(self.connectionsPerTarget)
     hasher.combine(self.channelPoolDomain)
     hasher.combine(self.channelId)
     return hasher.finalize()

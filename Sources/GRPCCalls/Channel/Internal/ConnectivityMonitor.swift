@@ -99,18 +99,23 @@ final class ConnectivityMonitor: Sendable {
     self.update { machine in ((), event(&machine)) }
   }
 
-  /// A reporter for a new channel; its connections count once ``ConnectivityReporter/start()``
-  /// is called.
-  func makeReporter() -> ConnectivityReporter {
-    ConnectivityReporter(monitor: self, channel: self.update { ($0.makeChannelID(), nil) })
+  /// A reporter for a new channel, counting its connections in `metrics`; they count for the
+  /// state once ``ConnectivityReporter/start()`` is called.
+  func makeReporter(metrics: ChannelMetrics) -> ConnectivityReporter {
+    ConnectivityReporter(
+      monitor: self,
+      channel: self.update { ($0.makeChannelID(), nil) },
+      metrics: metrics
+    )
   }
 }
 
-/// What one channel's connections tell its key's ``ConnectivityMonitor``, called on their event
-/// loops.
+/// What one channel's connections tell its key's ``ConnectivityMonitor`` and its metrics,
+/// called on their event loops.
 struct ConnectivityReporter: Sendable {
   let monitor: ConnectivityMonitor
   let channel: Int
+  let metrics: ChannelMetrics
 
   /// The channel started running its connections.
   func start() {
@@ -123,11 +128,12 @@ struct ConnectivityReporter: Sendable {
   }
 
   /// A connection began connecting; returns its ID for the events that follow.
-  func attemptStarted() -> Int? {
+  func attemptStarted() -> Int {
     self.monitor.update { $0.attemptStarted(channel: self.channel) }
   }
 
   func established(_ connection: Int) {
+    self.metrics.connectionEstablished()
     self.monitor.apply { $0.established(channel: self.channel, connection: connection) }
   }
 
@@ -138,6 +144,7 @@ struct ConnectivityReporter: Sendable {
   func closed(_ connection: Int, record: ConnectionRecord) {
     let established = record.established
     let broke = record.brokeUnderCalls
+    self.metrics.connectionClosed(established: established)
     self.monitor.apply {
       $0.closed(
         channel: self.channel,

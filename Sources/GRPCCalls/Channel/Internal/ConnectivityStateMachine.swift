@@ -64,13 +64,14 @@ struct ConnectivityStateMachine {
   }
 
   /// A connection of channel `channel` began connecting; returns its ID for the events that
-  /// follow (`nil`: the channel no longer counts) and the new state, if it changed.
+  /// follow (which change nothing if the channel does not count) and the new state, if it
+  /// changed.
   mutating func attemptStarted(
     channel: Int
-  ) -> (connection: Int?, change: GRPCConnectivityState?) {
-    guard self.counts(channel) else { return (nil, nil) }
+  ) -> (connection: Int, change: GRPCConnectivityState?) {
     let id = self.nextConnection
     self.nextConnection += 1
+    guard self.counts(channel) else { return (id, nil) }
     self.connections[id] = .connecting
     self.attempted = true
     return (id, self.settle())

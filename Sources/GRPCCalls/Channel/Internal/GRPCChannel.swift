@@ -1,38 +1,39 @@
+internal import CoreMetrics
 internal import GRPCCallsInput
 internal import GRPCCore
 internal import GRPCNIOTransportHTTP2Posix
 internal import Logging
 internal import NIOPosix
 
-/// One channel of the pool: a `GRPCClient` on one transport to one target, with the settings
-/// of one ``ChannelKey``.
+/// One channel of the pool: the connections to one target with the settings of one
+/// ``ChannelKey``, each a transport of its own (``ChannelConnection``).
 ///
-/// The transport is the HTTP/2 one unless the key names a registered transport. The core's
-/// client queues RPCs until its connections run, so calls may use the channel as soon as it
-/// exists; ``start()`` runs the connections in a task of their own.
+/// A channel has ``ChannelKey/connectionsPerTarget`` of them (one for a registered
+/// transport); the pool starts each when a call first needs it (``PoolState``). The core's
+/// client queues RPCs until its connections run, so a call may use a connection as soon as it
+/// started.
 final class GRPCChannel: Sendable {
   let key: ChannelKey
-  let client: any ChannelClient
-  /// The executor of the loop the channel's connections run on, for the tasks of the calls on
-  /// it; `nil` for a registered transport, whose threads the pool does not know.
-  let executor: EventLoopTaskExecutor?
+  let connections: [ChannelConnection]
   /// Where its connections report their progress; `nil` for a registered transport, whose
   /// connections the pool does not see.
   private let reporter: ConnectivityReporter?
+  let metrics: ChannelMetrics
   private let logger: Logger
-  private let runTask = LockedValue<Task<Void, Never>?>(nil)
 
   /// - Parameters:
   ///   - key: The channel's settings.
   ///   - options: The options of the call opening it, for a registered transport's factory.
   ///   - registry: Where registered transports are looked up.
   ///   - logger: Where the channel logs; the key's log context is added to its metadata.
+  ///   - metricsFactory: Where its figures go (``ChannelMetrics``).
   ///   - monitor: The connectivity state of the key, which the channel's connections update.
   init(
     key: ChannelKey,
     options: GRPCCallOptions,
     registry: GRPCTransportRegistry,
     logger: Logger,
+    metricsFactory: any MetricsFactory = MetricsSystem.factory,
     monitor: ConnectivityMonitor
   ) throws(GRPCError) {
     var logger = logger
@@ -42,6 +43,7 @@ final class GRPCChannel: Sendable {
     logger[metadataKey: "grpc-calls.target"] = "\(key.target)"
     self.key = key
     self.logger = logger
+    self.metrics = ChannelMetrics(target: key.target.description, factory: metricsFactory)
     if !key.unknownChannelArgs.isEmpty {
       let names = key.unknownChannelArgs.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")
       logger.warning(
@@ -50,10 +52,10 @@ final class GRPCChannel: Sendable {
     }
     do {
       if let id = key.transport, let factory = registry.factory(for: id) {
-        self.client = makeChannelClient(
+        let client = makeChannelClient(
           try factory.makeTransport(target: key.target.description, options: options)
         )
-        self.executor = nil
+        self.connections = [ChannelConnection(client: client, executor: nil, logger: logger)]
         self.reporter = nil
         logger.debug("Opened a channel", metadata: ["grpc-calls.transport": "\(id)"])
         return
@@ -67,19 +69,29 @@ final class GRPCChannel: Sendable {
           throw ChannelKey.cronetUnavailable
         }
       }
-      // One loop for all of the channel's connections: the calls' tasks run there too.
-      let loop = MultiThreadedEventLoopGroup.singleton.next()
-      let reporter = monitor.makeReporter()
-      self.client = makeChannelClient(
-        try BuiltInTransportFactory.makeTransport(
-          for: key,
-          on: loop,
-          logger: logger,
-          reporter: reporter
+      let reporter = monitor.makeReporter(metrics: self.metrics)
+      var connections: [ChannelConnection] = []
+      for _ in 0 ..< key.connectionsPerTarget {
+        // One loop for each connection: the tasks of its calls run there too.
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let client = makeChannelClient(
+          try BuiltInTransportFactory.makeTransport(
+            for: key,
+            on: loop,
+            logger: logger,
+            reporter: reporter
+          )
         )
-      )
+        connections.append(
+          ChannelConnection(
+            client: client,
+            executor: EventLoopTaskExecutor(loop: loop),
+            logger: logger
+          )
+        )
+      }
+      self.connections = connections
       self.reporter = reporter
-      self.executor = EventLoopTaskExecutor(loop: loop)
       logger.debug("Opened a channel", metadata: ["grpc-calls.transport": "\(key.transportType)"])
     } catch let error as GRPCError {
       throw error
@@ -95,11 +107,50 @@ final class GRPCChannel: Sendable {
     }
   }
 
-  /// Starts running the channel's connections.
+  /// The channel joined the pool: its connections' progress counts for the key's state from
+  /// now on, before any of them starts.
+  func startReporting() {
+    self.reporter?.start()
+  }
+
+  /// Closes the channel: no new RPCs; each connection closes once the RPCs on it have finished.
+  func shutDown() {
+    self.logger.debug("Closing an idle channel")
+    self.reporter?.channelClosed()
+    for connection in self.connections {
+      connection.shutDown()
+    }
+  }
+
+  /// Closes the channel and its connections at once, failing the RPCs still on them.
+  func close() {
+    self.logger.debug("Closing a channel")
+    self.reporter?.channelClosed()
+    for connection in self.connections {
+      connection.close()
+    }
+  }
+}
+
+/// One of a channel's connections: a `GRPCClient` on a transport of its own, on one event loop.
+final class ChannelConnection: Sendable {
+  let client: any ChannelClient
+  /// The executor of the loop the connection runs on, for the tasks of the calls on it; `nil`
+  /// for a registered transport, whose threads the pool does not know.
+  let executor: EventLoopTaskExecutor?
+  private let logger: Logger
+  private let runTask = LockedValue<Task<Void, Never>?>(nil)
+
+  init(client: any ChannelClient, executor: EventLoopTaskExecutor?, logger: Logger) {
+    self.client = client
+    self.executor = executor
+    self.logger = logger
+  }
+
+  /// Starts running the connection, in a task of its own.
   func start() {
     let client = self.client
     let logger = self.logger
-    self.reporter?.start()
     let task = Task<Void, Never> {
       // Errors here are connection-level; each RPC reports its own failure to its caller.
       do {
@@ -111,17 +162,11 @@ final class GRPCChannel: Sendable {
     self.runTask.withLock { $0 = task }
   }
 
-  /// Closes the channel: no new RPCs; the connection closes once the RPCs on it have finished.
   func shutDown() {
-    self.logger.debug("Closing an idle channel")
-    self.reporter?.channelClosed()
     self.client.beginGracefulShutdown()
   }
 
-  /// Closes the channel and its connection at once, failing the RPCs still on it.
   func close() {
-    self.logger.debug("Closing a channel")
-    self.reporter?.channelClosed()
     self.client.beginGracefulShutdown()
     self.runTask.withLock { $0 }?.cancel()
   }

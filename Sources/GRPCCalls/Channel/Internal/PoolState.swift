@@ -10,14 +10,38 @@
 /// Channels are matched by identity, so a lease from before ``removeAll()`` cannot touch the
 /// channel that replaced its own.
 ///
+/// A call goes to the channel's connection with the fewest calls in flight; a connection not
+/// yet started counts only once every started one has a call (``Checkout/starts``).
+///
 /// Each key with a channel or an observer has a ``ConnectivityMonitor``, kept while either is;
 /// after ``shutDown()`` no channel opens.
 struct PoolState {
   private struct Entry {
     var channel: GRPCChannel
     var activeCalls: Int
+    /// Calls in flight on each started connection; connections start in order.
+    var inFlight: [Int]
     var idleSince: ContinuousClock.Instant?
     var timerArmed: Bool
+
+    /// The connection the next call goes to, and whether it has to start.
+    func pick() -> (connection: Int, starts: Bool) {
+      var best = 0
+      for index in self.inFlight.indices where self.inFlight[index] < self.inFlight[best] {
+        best = index
+      }
+      if self.inFlight[best] > 0, self.inFlight.count < self.channel.connections.count {
+        return (self.inFlight.count, true)
+      }
+      return (best, false)
+    }
+  }
+
+  /// A call's place: the channel, its connection, and whether that connection has to start.
+  struct Checkout {
+    let channel: GRPCChannel
+    let connection: Int
+    let starts: Bool
   }
 
   /// What to do when a timer fires.
@@ -47,6 +71,15 @@ struct PoolState {
     self.entries[key].map { ($0.channel, $0.activeCalls) }
   }
 
+  /// The started connection the next call to `key` would go to, and the calls in flight on it,
+  /// without counting a call.
+  func nextConnection(for key: ChannelKey) -> (ChannelConnection, inFlight: Int)? {
+    guard let entry = self.entries[key] else { return nil }
+    let (connection, starts) = entry.pick()
+    guard !starts else { return nil }
+    return (entry.channel.connections[connection], entry.inFlight[connection])
+  }
+
   /// The connectivity monitor of `key`, made if there is none.
   mutating func monitor(for key: ChannelKey) -> ConnectivityMonitor {
     if let monitor = self.monitors[key] {
@@ -74,17 +107,22 @@ struct PoolState {
     self.monitors[key] = nil
   }
 
-  mutating func checkOut(_ key: ChannelKey) -> GRPCChannel? {
+  mutating func checkOut(_ key: ChannelKey) -> Checkout? {
     guard var entry = self.entries[key] else { return nil }
+    let (connection, starts) = entry.pick()
+    if starts {
+      entry.inFlight.append(0)
+    }
+    entry.inFlight[connection] += 1
     entry.activeCalls += 1
     entry.idleSince = nil
     self.entries[key] = entry
-    return entry.channel
+    return Checkout(channel: entry.channel, connection: connection, starts: starts)
   }
 
   /// Checks out the channel for `fresh.key`, inserting `fresh` if there is none; `nil` once the
   /// pool is shut down.
-  mutating func checkOutOrInsert(_ fresh: GRPCChannel) -> (GRPCChannel, inserted: Bool)? {
+  mutating func checkOutOrInsert(_ fresh: GRPCChannel) -> (Checkout, inserted: Bool)? {
     if self.isShutDown { return nil }
     if let existing = self.checkOut(fresh.key) {
       return (existing, false)
@@ -92,16 +130,23 @@ struct PoolState {
     self.entries[fresh.key] = Entry(
       channel: fresh,
       activeCalls: 1,
+      inFlight: [1],
       idleSince: nil,
       timerArmed: false
     )
-    return (fresh, true)
+    return (Checkout(channel: fresh, connection: 0, starts: true), true)
   }
 
-  /// Counts a call off; returns `true` if the caller must arm the channel's idle timer.
-  mutating func checkIn(_ channel: GRPCChannel, now: ContinuousClock.Instant) -> Bool {
+  /// Counts a call off `connection` of `channel`; returns `true` if the caller must arm the
+  /// channel's idle timer.
+  mutating func checkIn(
+    _ channel: GRPCChannel,
+    connection: Int,
+    now: ContinuousClock.Instant
+  ) -> Bool {
     guard var entry = self.entries[channel.key], entry.channel === channel else { return false }
     entry.activeCalls -= 1
+    entry.inFlight[connection] -= 1
     var arm = false
     if entry.activeCalls == 0 {
       entry.idleSince = now

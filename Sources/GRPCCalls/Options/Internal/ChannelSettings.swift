@@ -39,4 +39,5 @@ struct ChannelSettings: Hashable, Sendable {
   var serviceConfig: ServiceConfig?
   var loadBalancingPolicy: GRPCLoadBalancingPolicy?
   var nameResolutionInterval: TimeInterval = GRPCCallOptions.defaultNameResolutionInterval
+  var connectionsPerTarget = 1
 }
