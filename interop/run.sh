@@ -10,7 +10,9 @@
 #     grpc-calls cancellation (CANCEL_RUNS runs, default 100) runs against both servers;
 #     grpc-calls list and describe (server reflection) run against every server too;
 #  3. grpc-calls interop against our own server, `grpc-calls serve`;
-#  4. the grpcio client against `grpc-calls serve`, to show our test server is a faithful peer.
+#  4. the grpcio client against `grpc-calls serve`, to show our test server is a faithful peer;
+#  5. balancing over three grpcio servers, then three `grpc-calls serve`, on 127.0.0.1-3
+#     (interop/balance.sh).
 #
 # Creates a virtual environment (.venv-interop, kept out of git) with grpcio, grpcio-tools,
 # grpcio-status, grpcio-health-checking and grpcio-reflection.
@@ -135,5 +137,11 @@ interop/check-reflection.sh "$tool" "127.0.0.1:$port" || status=1
 
 echo "--- grpcio client -> grpc-calls serve"
 "$python" interop/python/client.py --server_host 127.0.0.1 --server_port "$port" --test_case all || status=1
+
+echo "--- balancing over three grpcio servers (127.0.0.1-3): round_robin, a kill and a restart, pick_first, a DNS name"
+interop/balance.sh "$tool" "$python" || status=1
+
+echo "--- balancing over three grpc-calls serve (127.0.0.1-3), the same"
+interop/balance.sh "$tool" || status=1
 
 exit "$status"

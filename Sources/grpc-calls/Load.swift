@@ -68,6 +68,12 @@ struct Load: AsyncParsableCommand {
   )
   var connectionsPerTarget = 1
 
+  @Option(
+    name: .customLong("name-resolution-interval"),
+    help: "Seconds between resolutions of the target (30 by default, at least 1)."
+  )
+  var nameResolutionInterval: Double?
+
   enum Face: String, CaseIterable {
     case raw
     case callback
@@ -119,6 +125,9 @@ struct Load: AsyncParsableCommand {
       throw ValidationError("--connections-per-target must be 1 to 64")
     }
     options.connectionsPerTarget = self.connectionsPerTarget
+    if let interval = self.nameResolutionInterval {
+      options.nameResolutionInterval = interval
+    }
     let faces =
       self.api == "all"
       ? Face.allCases

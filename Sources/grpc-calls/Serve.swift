@@ -35,6 +35,12 @@ struct Serve: AsyncParsableCommand {
   @Option(help: "With --use_tls: the certificate's private key, a PEM file.")
   var key: String?
 
+  @Option(
+    name: .customLong("count-unary"),
+    help: "Print 'unary calls: K' after every N unary calls answered (balancing tests)."
+  )
+  var countUnary: Int?
+
   func validate() throws {
     if self.useTLS, self.cert == nil || self.key == nil {
       throw ValidationError("--use_tls needs --cert and --key (PEM files)")
@@ -60,7 +66,27 @@ struct Serve: AsyncParsableCommand {
       maxConcurrentStreams: self.maxConcurrentStreams
     )
     Console.line("listening on \(server.target)")
-    try await server.waitUntilStopped()
+    guard let every = self.countUnary, every > 0 else {
+      try await server.waitUntilStopped()
+      return
+    }
+    try await withThrowingDiscardingTaskGroup { group in
+      group.addTask { try await server.waitUntilStopped() }
+      group.addTask { try await Self.reportUnaryCalls(of: server, every: every) }
+    }
+  }
+
+  /// Prints "unary calls: K" for each multiple K of `every` the server's unary calls reach.
+  private static func reportUnaryCalls(of server: InteropServer, every: Int) async throws {
+    var reported = 0
+    while true {
+      try await Task.sleep(for: .milliseconds(20))
+      let served = server.recorder.rpcs.count { $0.method.hasSuffix("/UnaryCall") }
+      while reported + every <= served {
+        reported += every
+        Console.line("unary calls: \(reported)")
+      }
+    }
   }
 
   private static func read(_ path: String, what: String) throws -> String {

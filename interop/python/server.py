@@ -16,7 +16,11 @@ status first (STATUS: SERVING, NOT_SERVING or UNKNOWN), so tests can flip status
 reflection (grpcio-reflection), over v1alpha as grpcio serves it and over v1 with the same servicer
 (the two versions' messages are the same on the wire).
 
+With --count-unary N, it prints "unary calls: K" after every N unary calls it answered, so that a
+balancing test can tell how a client spread its calls over several servers.
+
 Usage: python server.py [--host 127.0.0.1] [--port 0] [--compress-responses] [--events FILE]
+                        [--count-unary N]
 Prints "listening on HOST:PORT" once it accepts connections (port 0 picks a free one).
 """
 
@@ -67,6 +71,24 @@ class Events:
 
 
 EVENTS = None  # Events, with --events
+
+
+class UnaryCount:
+    """Counts answered unary calls; prints the count after every `every` of them."""
+
+    def __init__(self, every):
+        self.every = every
+        self.count = 0
+        self.lock = threading.Lock()
+
+    def add(self):
+        with self.lock:
+            self.count += 1
+            if self.count % self.every == 0:
+                print(f"unary calls: {self.count}", flush=True)
+
+
+UNARY_COUNT = None  # UnaryCount, with --count-unary
 
 
 class Call:
@@ -271,6 +293,8 @@ class TestService(test_pb2_grpc.TestServiceServicer):
         fail_rich_if_asked(context)
         if request.response_compressed.value:
             context.set_compression(grpc.Compression.Gzip)
+        if UNARY_COUNT:
+            UNARY_COUNT.add()
         return messages_pb2.SimpleResponse(payload=payload(request.response_size))
 
     @recorded()
@@ -371,10 +395,18 @@ def main():
         metavar="FILE",
         help="append 'ID METHOD OUTCOME' to FILE when an RPC with x-grpc-calls-test-id ends",
     )
+    parser.add_argument(
+        "--count-unary",
+        metavar="N",
+        type=int,
+        help="print 'unary calls: K' after every N unary calls answered",
+    )
     args = parser.parse_args()
-    global EVENTS
+    global EVENTS, UNARY_COUNT
     if args.events:
         EVENTS = Events(args.events)
+    if args.count_unary:
+        UNARY_COUNT = UnaryCount(args.count_unary)
 
     # Blocking watchers (each Watch holds a worker thread): with grpcio 1.85's non-blocking
     # ones, Check calls hung for good after a few watches had been set and cancelled.

@@ -50,4 +50,22 @@ struct EndpointLayoutTests {
       )
     }
   }
+
+  @Test("removing a server leaves its endpoint out, and nothing when none or all would go")
+  func removing() {
+    let result = EndpointLayout.endpointPerAddress.arrange(
+      NameResolutionResult(endpoints: [Endpoint(addresses: Self.addresses)], serviceConfig: nil)
+    )
+    let first = ServerAddress(Self.addresses[0])!
+    #expect(
+      EndpointLayout.removing(first, from: result)?.endpoints
+        == Self.addresses.dropFirst().map { Endpoint(addresses: [$0]) }
+    )
+    #expect(EndpointLayout.removing(ServerAddress(host: "10.9.9.9", port: 1), from: result) == nil)
+    let single = NameResolutionResult(
+      endpoints: [Endpoint(addresses: [Self.addresses[0]])],
+      serviceConfig: nil
+    )
+    #expect(EndpointLayout.removing(first, from: single) == nil)
+  }
 }

@@ -35,4 +35,40 @@ enum EndpointLayout: Hashable, Sendable {
     }
     return arranged
   }
+
+  /// `result` without the endpoints holding `address`, or `nil` if that would leave none or
+  /// remove nothing.
+  static func removing(
+    _ address: ServerAddress,
+    from result: NameResolutionResult
+  ) -> NameResolutionResult? {
+    let kept = result.endpoints.filter { endpoint in
+      !endpoint.addresses.contains { ServerAddress($0) == address }
+    }
+    guard !kept.isEmpty, kept.count < result.endpoints.count else { return nil }
+    var reduced = result
+    reduced.endpoints = kept
+    return reduced
+  }
+}
+
+/// A server's IP address and port, as a connection and a resolver result both name it.
+struct ServerAddress: Hashable, Sendable {
+  var host: String
+  var port: Int
+
+  init?(_ address: SocketAddress) {
+    if let ipv4 = address.ipv4 {
+      (self.host, self.port) = (ipv4.host, ipv4.port)
+    } else if let ipv6 = address.ipv6 {
+      (self.host, self.port) = (ipv6.host, ipv6.port)
+    } else {
+      return nil
+    }
+  }
+
+  init(host: String, port: Int) {
+    self.host = host
+    self.port = port
+  }
 }

@@ -27,8 +27,11 @@ internal import GRPCNIOTransportHTTP2Posix
 /// A DNS name is also resolved again every ``GRPCCallOptions/nameResolutionInterval``; under
 /// pick-first such a result reaches the transport only when its addresses changed. Every result
 /// is laid out for the channel's balancer (``EndpointLayout``). The round-robin balancer drops an
-/// address whose connection went away until a result names it again, so under round-robin every
-/// connection's end asks for a result, and any target is resolved again every interval.
+/// address whose connection went away until a result names it again, and leaves one whose
+/// connection closed with no call on it idle for good; so under round-robin every connection's
+/// end asks for a result (one that leaves an established connection's server out, then one that
+/// names it again: a new subchannel connects at once), and any target is resolved again every
+/// interval.
 ///
 /// Drop the on-demand part when the transport's balancer stays idle after a GOAWAY.
 final class ReconnectOnDemand: Sendable {
@@ -50,6 +53,8 @@ final class ReconnectOnDemand: Sendable {
     var pending = false
     /// Whether a GOAWAY was let pass without resolving again.
     var stale = false
+    /// Servers whose established connection ended, for the round-robin balancer to reconnect.
+    var ended: Set<ServerAddress> = []
     var cancelled = false
   }
 
@@ -69,7 +74,12 @@ final class ReconnectOnDemand: Sendable {
   /// names may have changed; an attempt that failed before the server's SETTINGS resolves them
   /// again if a GOAWAY was let pass.
   func connectionEnded(_ record: ConnectionRecord) {
-    if record.brokeUnderCalls || self.layout == .endpointPerAddress {
+    if self.layout == .endpointPerAddress {
+      if record.established, let address = record.server {
+        self.state.withLock { _ = $0.ended.insert(address) }
+      }
+      self.request()
+    } else if record.brokeUnderCalls {
       self.request()
     } else if !record.established {
       let stale = self.state.withLock { state in
@@ -110,6 +120,14 @@ final class ReconnectOnDemand: Sendable {
       return waiter
     }
     waiter?.resume(returning: .periodic)
+  }
+
+  /// The servers whose established connection ended since the last call.
+  fileprivate func takeEnded() -> Set<ServerAddress> {
+    self.state.withLock { state in
+      defer { state.ended = [] }
+      return state.ended
+    }
   }
 
   /// An iterator answered without waiting (the first result, or the first after a failed
@@ -215,6 +233,9 @@ final class ReconnectOnDemand: Sendable {
       var answered = false
       /// What it answered last.
       var last: NameResolutionResult?
+      /// A whole result to answer next, at once: it gives the balancer back the endpoints the
+      /// previous answer left out.
+      var restore: NameResolutionResult?
 
       /// The addresses of `result`, in any order.
       static func addresses(of result: NameResolutionResult) -> Set<SocketAddress> {
@@ -222,6 +243,11 @@ final class ReconnectOnDemand: Sendable {
       }
 
       mutating func next() async throws -> NameResolutionResult? {
+        if let restore = self.restore {
+          self.restore = nil
+          self.last = restore
+          return restore
+        }
         while true {
           var wake = Wake.requested
           if self.results.onDemand, self.answered {
@@ -239,6 +265,16 @@ final class ReconnectOnDemand: Sendable {
             Self.addresses(of: arranged) == self.last.map(Self.addresses)
           {
             continue
+          }
+          // The round-robin balancer leaves an endpoint whose connection closed with no call on
+          // it idle for good: it reconnects it only when every endpoint is idle. An endpoint
+          // left out of one result and named again in the next gets a new subchannel, which
+          // connects at once and, while the server is down, keeps trying with backoff.
+          for address in self.results.demand.takeEnded() where self.restore == nil {
+            if let reduced = EndpointLayout.removing(address, from: arranged) {
+              self.restore = arranged
+              return reduced
+            }
           }
           self.last = arranged
           return arranged

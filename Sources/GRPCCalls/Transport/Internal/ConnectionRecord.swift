@@ -18,6 +18,8 @@ final class ConnectionRecord {
   var closedByClient = false
   /// Whether the server's SETTINGS came: the connection was established.
   var established = false
+  /// The server's address, once established (NIO forgets it when the connection closes).
+  var server: ServerAddress?
   /// Whether the connection went down (its streams are about to end with it).
   var isDown = false
   /// Whether calls were using the connection when it went down.

@@ -60,6 +60,11 @@ final class GoAwayRecorder: ChannelInboundHandler, RemovableChannelHandler {
     } else if case .settings(.settings(let settings)) = self.unwrapInboundIn(data).payload {
       if !self.record.established {
         self.record.established = true
+        if let address = context.channel.remoteAddress, let host = address.ipAddress,
+          let port = address.port
+        {
+          self.record.server = ServerAddress(host: host, port: port)
+        }
         self.onEstablished?()
       }
       if let limit = settings.last(where: { $0.parameter == .maxConcurrentStreams }) {

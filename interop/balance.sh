@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Balancing against three servers on 127.0.0.1, 127.0.0.2 and 127.0.0.3 (all loopback), grpcio
+# (gRPC C core) or our own (`grpc-calls serve`), through `grpc-calls load`:
+#
+#  1. round_robin over an ipv4: list: 3,000 sequential unary calls split within ±10% of 1,000;
+#  2. with a retry policy on UNAVAILABLE, one server killed (SIGKILL) mid-run: no call fails and
+#     the other two take the calls; restarted on its port, it takes calls again;
+#  3. pick_first: every call to the first address; once it is killed, every call to the second;
+#  4. a DNS name with the three addresses (a mount namespace of its own gives `load` an
+#     /etc/hosts naming them; the three servers share a port): round_robin splits calls evenly.
+#
+# Each server prints "unary calls: K" every 100 calls it answered (--count-unary).
+# Usage: interop/balance.sh path/to/grpc-calls path/to/python   (grpcio servers)
+#        interop/balance.sh path/to/grpc-calls                  (grpc-calls serve)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+tool="$1"
+if [ -n "${2:-}" ]; then
+  server=("$2" interop/python/server.py)
+else
+  server=("$tool" serve)
+fi
+
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+declare -A server_pid server_log server_port
+
+# start INDEX PORT: a grpcio server on 127.0.0.INDEX:PORT (0: any free port).
+start() {
+  local index="$1" port="$2" log
+  log="$(mktemp)"
+  "${server[@]}" --host "127.0.0.$index" --port "$port" --count-unary 100 >"$log" 2>&1 &
+  pids+=("$!")
+  server_pid[$index]=$!
+  server_log[$index]="$log"
+  for _ in $(seq 1 300); do
+    port="$(sed -n 's/^listening on .*:\([0-9][0-9]*\)$/\1/p' "$log" | head -n 1)"
+    if [ -n "$port" ]; then
+      server_port[$index]="$port"
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "the server on 127.0.0.$index did not start:" >&2
+  cat "$log" >&2
+  return 1
+}
+
+# served INDEX: the unary calls server INDEX reported last (a multiple of 100).
+served() {
+  local count
+  count="$(sed -n 's/^unary calls: //p' "${server_log[$1]}" | tail -n 1)"
+  echo "${count:-0}"
+}
+
+# wait_served INDEX AT_LEAST: waits (up to two minutes) until server INDEX reported that many.
+wait_served() {
+  for _ in $(seq 1 1200); do
+    if [ "$(served "$1")" -ge "$2" ]; then return 0; fi
+    sleep 0.1
+  done
+  echo "server $1 never reached $2 unary calls (it reported $(served "$1"))" >&2
+  return 1
+}
+
+kill_server() {
+  kill -9 "${server_pid[$1]}"
+  wait "${server_pid[$1]}" 2>/dev/null || true
+}
+
+# expect_between VALUE LOW HIGH WHAT
+expect_between() {
+  if [ "$1" -lt "$2" ] || [ "$1" -gt "$3" ]; then
+    echo "FAIL: $4: $1, not within $2..$3" >&2
+    exit 1
+  fi
+  echo "ok: $4: $1"
+}
+
+# load TARGET POLICY CALLS [extra options]: sequential unary calls through GRPCCall2; prints
+# and checks the last line, "load: N ok, 0 failed".
+load() {
+  local target="$1" policy="$2" calls="$3"
+  shift 3
+  local config="{\"loadBalancingConfig\": [{\"$policy\": {}}],
+    \"methodConfig\": [{\"name\": [{\"service\": \"grpc.testing.TestService\"}],
+      \"retryPolicy\": {\"maxAttempts\": 5, \"initialBackoff\": \"0.05s\", \"maxBackoff\": \"0.5s\",
+        \"backoffMultiplier\": 2, \"retryableStatusCodes\": [\"UNAVAILABLE\"]}}]}"
+  local last
+  last="$("$@" "$tool" load --target "$target" --service-config "$config" --calls "$calls" \
+    --concurrency 1 --api raw --name-resolution-interval 1 | tail -n 1)"
+  echo "$last"
+  [ "$last" = "load: $calls ok, 0 failed" ]
+}
+
+for index in 1 2 3; do start "$index" 0; done
+target="ipv4:127.0.0.1:${server_port[1]},127.0.0.2:${server_port[2]},127.0.0.3:${server_port[3]}"
+
+echo "--- round_robin over $target: 3,000 calls"
+load "$target" round_robin 3000
+for index in 1 2 3; do
+  expect_between "$(served "$index")" 900 1100 "calls on 127.0.0.$index"
+done
+
+echo "--- round_robin, 127.0.0.2 killed mid-run and restarted"
+before1="$(served 1)"
+before3="$(served 3)"
+load "$target" round_robin 12000 >/tmp/grpc-calls-balance-load.txt &
+load_pid=$!
+wait_served 2 "$(($(served 2) + 500))"
+kill_server 2
+echo "killed 127.0.0.2 at $(served 2) calls"
+# The other two take every call meanwhile.
+wait_served 1 "$((before1 + 2500))"
+wait_served 3 "$((before3 + 2500))"
+start 2 "${server_port[2]}"
+echo "restarted 127.0.0.2"
+wait_served 2 100
+echo "the restarted 127.0.0.2 takes calls again"
+wait "$load_pid"
+cat /tmp/grpc-calls-balance-load.txt
+
+echo "--- pick_first: every call to 127.0.0.1, then, once it is killed, to 127.0.0.2"
+before=("" "$(served 1)" "$(served 2)" "$(served 3)")
+load "$target" pick_first 300
+expect_between "$(($(served 1) - before[1]))" 300 300 "calls on 127.0.0.1"
+expect_between "$(($(served 2) - before[2]))" 0 0 "calls on 127.0.0.2"
+kill_server 1
+load "$target" pick_first 300
+expect_between "$(($(served 2) - before[2]))" 300 300 "calls on 127.0.0.2"
+expect_between "$(($(served 3) - before[3]))" 0 0 "calls on 127.0.0.3"
+for index in 2 3; do kill_server "$index"; done
+
+echo "--- round_robin over a DNS name with three addresses (its own /etc/hosts)"
+start 1 0
+start 2 "${server_port[1]}"
+start 3 "${server_port[1]}"
+hosts="$(mktemp)"
+printf '127.0.0.1 localhost\n' >"$hosts"
+for index in 1 2 3; do printf '127.0.0.%s multi.grpc-calls.test\n' "$index" >>"$hosts"; done
+# `load` runs in a mount namespace of its own, with that file as its /etc/hosts.
+in_namespace() {
+  unshare --mount sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$hosts" "$@"
+}
+load "dns:multi.grpc-calls.test:${server_port[1]}" round_robin 3000 in_namespace
+for index in 1 2 3; do
+  expect_between "$(served "$index")" 900 1100 "calls on 127.0.0.$index by DNS"
+done
