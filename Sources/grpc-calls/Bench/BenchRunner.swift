@@ -15,7 +15,7 @@ final class BenchRunner {
   /// Every variant a contestant can have, in the order they run.
   static let variantNames = [
     "coalescing-on", "coalescing-off", "flow-control", "1-interceptor", "1-inline-interceptor",
-    "metrics",
+    "metrics", "round-robin",
   ]
 
   private let contestants: [Contestant]
@@ -71,6 +71,11 @@ final class BenchRunner {
           passThroughInterceptors: 1,
           inline: true
         )
+      }
+      // The round-robin balancer over the one address: what a service config that asks for it
+      // costs a call.
+      add("round-robin", only: [.unaryLatency, .unaryThroughput]) {
+        CallsBenchClient(target: target, flushCoalescing: coalescing, balancing: .roundRobin)
       }
       // The ready-made metrics interceptor recording into a Prometheus registry: what a
       // production app pays for per-call metrics.

@@ -19,17 +19,20 @@ struct CallsBenchClient: BenchClient {
   ///   - inline: Whether those interceptors run inline (`executesInline`) rather than on
   ///     queues of their own.
   ///   - interceptors: Interceptors each call goes through after the pass-through ones.
+  ///   - balancing: The channel's balancer; `nil` for the default (pick-first).
   init(
     target: String,
     flushCoalescing: Bool,
     flowControl: Bool = false,
     passThroughInterceptors: Int = 0,
     inline: Bool = false,
-    interceptors: [any GRPCInterceptorFactory] = []
+    interceptors: [any GRPCInterceptorFactory] = [],
+    balancing: GRPCLoadBalancingPolicy? = nil
   ) {
     self.target = target
     var options = GRPCCallOptions()
     options.transportType = .insecure
+    options.loadBalancingPolicy = balancing
     options.flushCoalescing = flushCoalescing
     options.enableFlowControl = flowControl
     options.interceptorFactories =
