@@ -9,7 +9,7 @@
 #  4. a DNS name with the three addresses (a mount namespace of its own gives `load` an
 #     /etc/hosts naming them; the three servers share a port): round_robin splits calls evenly.
 #
-# Each server prints "unary calls: K" every 100 calls it answered (--count-unary).
+# Each server prints "unary calls: K" for each unary call it answered (--count-unary 1).
 # Usage: interop/balance.sh path/to/grpc-calls path/to/python   (grpcio servers)
 #        interop/balance.sh path/to/grpc-calls                  (grpc-calls serve)
 set -euo pipefail
@@ -35,7 +35,7 @@ declare -A server_pid server_log server_port
 start() {
   local index="$1" port="$2" log
   log="$(mktemp)"
-  "${server[@]}" --host "127.0.0.$index" --port "$port" --count-unary 100 >"$log" 2>&1 &
+  "${server[@]}" --host "127.0.0.$index" --port "$port" --count-unary 1 >"$log" 2>&1 &
   pids+=("$!")
   server_pid[$index]=$!
   server_log[$index]="$log"
@@ -52,7 +52,7 @@ start() {
   return 1
 }
 
-# served INDEX: the unary calls server INDEX reported last (a multiple of 100).
+# served INDEX: the unary calls server INDEX reported last.
 served() {
   local count
   count="$(sed -n 's/^unary calls: //p' "${server_log[$1]}" | tail -n 1)"
@@ -66,6 +66,17 @@ wait_served() {
     sleep 0.1
   done
   echo "server $1 never reached $2 unary calls (it reported $(served "$1"))" >&2
+  return 1
+}
+
+# wait_total CALLS: waits (up to a minute) until the three servers reported CALLS in all: a
+# server reports a call a moment after answering it.
+wait_total() {
+  for _ in $(seq 1 600); do
+    if [ "$(($(served 1) + $(served 2) + $(served 3)))" -ge "$1" ]; then return 0; fi
+    sleep 0.1
+  done
+  echo "the servers reported $(($(served 1) + $(served 2) + $(served 3))) calls, not $1" >&2
   return 1
 }
 
@@ -92,11 +103,17 @@ load() {
     \"methodConfig\": [{\"name\": [{\"service\": \"grpc.testing.TestService\"}],
       \"retryPolicy\": {\"maxAttempts\": 5, \"initialBackoff\": \"0.05s\", \"maxBackoff\": \"0.5s\",
         \"backoffMultiplier\": 2, \"retryableStatusCodes\": [\"UNAVAILABLE\"]}}]}"
-  local last
-  last="$("$@" "$tool" load --target "$target" --service-config "$config" --calls "$calls" \
-    --concurrency 1 --api raw --name-resolution-interval 1 | tail -n 1)"
+  local output last
+  output="$(mktemp)"
+  "$@" timeout 600 "$tool" load --target "$target" --service-config "$config" --calls "$calls" \
+    --concurrency 1 --api raw --name-resolution-interval 1 --connect-max-backoff 1 \
+    >"$output" 2>&1 || true
+  last="$(tail -n 1 "$output")"
   echo "$last"
-  [ "$last" = "load: $calls ok, 0 failed" ]
+  if [ "$last" != "load: $calls ok, 0 failed" ]; then
+    tail -n 20 "$output" >&2
+    return 1
+  fi
 }
 
 for index in 1 2 3; do start "$index" 0; done
@@ -104,6 +121,7 @@ target="ipv4:127.0.0.1:${server_port[1]},127.0.0.2:${server_port[2]},127.0.0.3:$
 
 echo "--- round_robin over $target: 3,000 calls"
 load "$target" round_robin 3000
+wait_total 3000
 for index in 1 2 3; do
   expect_between "$(served "$index")" 900 1100 "calls on 127.0.0.$index"
 done
@@ -111,8 +129,9 @@ done
 echo "--- round_robin, 127.0.0.2 killed mid-run and restarted"
 before1="$(served 1)"
 before3="$(served 3)"
-load "$target" round_robin 12000 >/tmp/grpc-calls-balance-load.txt &
+load "$target" round_robin 12000 >/tmp/grpc-calls-balance-load.txt 2>&1 &
 load_pid=$!
+pids+=("$load_pid")
 wait_served 2 "$(($(served 2) + 500))"
 kill_server 2
 echo "killed 127.0.0.2 at $(served 2) calls"
@@ -123,16 +142,23 @@ start 2 "${server_port[2]}"
 echo "restarted 127.0.0.2"
 wait_served 2 100
 echo "the restarted 127.0.0.2 takes calls again"
-wait "$load_pid"
+load_status=0
+wait "$load_pid" || load_status=$?
 cat /tmp/grpc-calls-balance-load.txt
+[ "$load_status" -eq 0 ]
 
 echo "--- pick_first: every call to 127.0.0.1, then, once it is killed, to 127.0.0.2"
 before=("" "$(served 1)" "$(served 2)" "$(served 3)")
+total="$((before[1] + before[2] + before[3]))"
 load "$target" pick_first 300
+wait_total "$((total + 300))"
 expect_between "$(($(served 1) - before[1]))" 300 300 "calls on 127.0.0.1"
 expect_between "$(($(served 2) - before[2]))" 0 0 "calls on 127.0.0.2"
 kill_server 1
+before[1]=0
+server_log[1]=/dev/null
 load "$target" pick_first 300
+wait_total "$((before[2] + before[3] + 300))"
 expect_between "$(($(served 2) - before[2]))" 300 300 "calls on 127.0.0.2"
 expect_between "$(($(served 3) - before[3]))" 0 0 "calls on 127.0.0.3"
 for index in 2 3; do kill_server "$index"; done
@@ -144,11 +170,16 @@ start 3 "${server_port[1]}"
 hosts="$(mktemp)"
 printf '127.0.0.1 localhost\n' >"$hosts"
 for index in 1 2 3; do printf '127.0.0.%s multi.grpc-calls.test\n' "$index" >>"$hosts"; done
-# `load` runs in a mount namespace of its own, with that file as its /etc/hosts.
+# `load` runs in a mount namespace of its own, with that file as its /etc/hosts (root only).
 in_namespace() {
   unshare --mount sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$hosts" "$@"
 }
+if ! in_namespace true 2>/dev/null; then
+  echo "FAIL: a mount namespace of its own (unshare --mount, as root) is needed for this case" >&2
+  exit 1
+fi
 load "dns:multi.grpc-calls.test:${server_port[1]}" round_robin 3000 in_namespace
+wait_total 3000
 for index in 1 2 3; do
   expect_between "$(served "$index")" 900 1100 "calls on 127.0.0.$index by DNS"
 done

@@ -74,6 +74,12 @@ struct Load: AsyncParsableCommand {
   )
   var nameResolutionInterval: Double?
 
+  @Option(
+    name: .customLong("connect-max-backoff"),
+    help: "The longest wait, in seconds, between attempts to reconnect to a server that is down."
+  )
+  var connectMaxBackoff: Double?
+
   enum Face: String, CaseIterable {
     case raw
     case callback
@@ -127,6 +133,9 @@ struct Load: AsyncParsableCommand {
     options.connectionsPerTarget = self.connectionsPerTarget
     if let interval = self.nameResolutionInterval {
       options.nameResolutionInterval = interval
+    }
+    if let backoff = self.connectMaxBackoff {
+      options.connectMaxBackoff = backoff
     }
     let faces =
       self.api == "all"

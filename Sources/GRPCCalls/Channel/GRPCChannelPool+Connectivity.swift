@@ -48,9 +48,8 @@ extension GRPCChannelPool {
     host: String,
     options: GRPCCallOptions = GRPCCallOptions()
   ) throws(GRPCError) -> AsyncStream<GRPCConnectivityState> {
-    let monitor = try self.monitor(host: host, options: options)
     let (stream, continuation) = AsyncStream.makeStream(of: GRPCConnectivityState.self)
-    let id = monitor.addObserver(.stream(continuation))
+    let (monitor, id) = try self.addObserver(.stream(continuation), host: host, options: options)
     continuation.onTermination = { _ in monitor.removeObserver(id) }
     return stream
   }
@@ -58,7 +57,7 @@ extension GRPCChannelPool {
   /// Tells `handler`, on `queue`, the connectivity state of the channel that calls to `host`
   /// with `options` use: the current one first, then each change, in order (on a serial
   /// queue), until ``GRPCConnectivityState/shutdown`` or
-  /// ``GRPCConnectivityObservation/cancel()``.
+  /// ``GRPCConnectivityObservation/cancel()``, or until the observation returned is released.
   ///
   /// - Throws: ``GRPCError`` as ``state(host:options:connect:)`` does.
   public func observeState(
@@ -67,18 +66,26 @@ extension GRPCChannelPool {
     queue: DispatchQueue,
     handler: @escaping @Sendable (GRPCConnectivityState) -> Void
   ) throws(GRPCError) -> GRPCConnectivityObservation {
-    let monitor = try self.monitor(host: host, options: options)
-    let id = monitor.addObserver(.callback(queue, handler))
+    let (monitor, id) = try self.addObserver(
+      .callback(queue, handler),
+      host: host,
+      options: options
+    )
     return GRPCConnectivityObservation(monitor: monitor, id: id)
   }
 
-  /// The monitor of the key of `host` and `options`, made if there is none.
-  private func monitor(
+  /// Adds `observer` to the monitor of the key of `host` and `options`, made if there is none,
+  /// within the pool's lock, so that the monitor cannot be dropped before it has its observer.
+  private func addObserver(
+    _ observer: ConnectivityMonitor.Observer,
     host: String,
     options: GRPCCallOptions
-  ) throws(GRPCError) -> ConnectivityMonitor {
+  ) throws(GRPCError) -> (ConnectivityMonitor, id: Int) {
     let key = try self.observableKey(host: host, options: options)
-    return self.state.withLock { $0.monitor(for: key) }
+    return self.state.withLock { state in
+      let monitor = state.monitor(for: key)
+      return (monitor, monitor.addObserver(observer))
+    }
   }
 
   /// The channel key of `host` and `options`, if its connections can be observed.
@@ -113,7 +120,7 @@ extension GRPCChannelPool {
 
 /// An observer of a channel's connectivity state
 /// (``GRPCChannelPool/observeState(host:options:queue:handler:)``); it stays until cancelled or
-/// the pool shuts down.
+/// released, or until the pool shuts down.
 public final class GRPCConnectivityObservation: Sendable {
   private let monitor: ConnectivityMonitor
   private let id: Int
@@ -123,8 +130,13 @@ public final class GRPCConnectivityObservation: Sendable {
     self.id = id
   }
 
-  /// Stops telling the handler of changes; one already on its queue still runs.
+  /// Stops telling the handler of changes; one already on its queue still runs. An observation
+  /// is also cancelled when it is released: keep it for as long as the handler should run.
   public func cancel() {
     self.monitor.removeObserver(self.id)
+  }
+
+  deinit {
+    self.cancel()
   }
 }

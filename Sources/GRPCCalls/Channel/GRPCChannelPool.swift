@@ -1,4 +1,5 @@
 public import CoreMetrics
+internal import GRPCCallsInput
 internal import GRPCCore
 public import Logging
 
@@ -22,8 +23,9 @@ public final class GRPCChannelPool: Sendable {
     public var logger: Logger
 
     /// Where the pool's figures go (connections opened, closed and failed; calls in flight:
-    /// the *Many servers* article lists them); by default the process's `MetricsSystem`.
-    public var metricsFactory: any MetricsFactory
+    /// the *Many servers* article lists them); `nil` (the default): the process's
+    /// `MetricsSystem`, as bootstrapped when each target's first channel opens.
+    public var metricsFactory: (any MetricsFactory)?
 
     /// Sends every call through `GRPCClient`, even one the raw path would take: a test-only
     /// switch, so that behaviour tests cover both paths to the core.
@@ -34,7 +36,7 @@ public final class GRPCChannelPool: Sendable {
       idleTimeout: Duration,
       transportRegistry: GRPCTransportRegistry = .shared,
       logger: Logger = Logger(label: "grpc-calls"),
-      metricsFactory: any MetricsFactory = MetricsSystem.factory
+      metricsFactory: (any MetricsFactory)? = nil
     ) {
       self.idleTimeout = idleTimeout
       self.transportRegistry = transportRegistry
@@ -51,6 +53,8 @@ public final class GRPCChannelPool: Sendable {
 
   public let config: Config
   let state: LockedValue<PoolState>
+  /// Each target's figures, shared by its channels (one meter of calls in flight per target).
+  private let metrics = LockedValue<[String: ChannelMetrics]>([:])
 
   /// Creates an empty pool.
   public init(config: Config = .defaults) {
@@ -125,7 +129,7 @@ public final class GRPCChannelPool: Sendable {
     let found = self.state.withLock { state -> Found in
       if state.isShutDown { return .shutDown }
       if let checkout = state.checkOut(key) { return .checkout(checkout) }
-      return .none(state.monitor(for: key))
+      return .none(state.monitorForBuilding(key))
     }
     let monitor: ConnectivityMonitor
     switch found {
@@ -138,14 +142,20 @@ public final class GRPCChannelPool: Sendable {
     }
     // Making a transport may read trust roots from disk: do it outside the lock, then keep
     // whichever channel got into the pool first.
-    let fresh = try GRPCChannel(
-      key: key,
-      options: options,
-      registry: self.config.transportRegistry,
-      logger: self.config.logger,
-      metricsFactory: self.config.metricsFactory,
-      monitor: monitor
-    )
+    let fresh: GRPCChannel
+    do {
+      fresh = try GRPCChannel(
+        key: key,
+        options: options,
+        registry: self.config.transportRegistry,
+        logger: self.config.logger,
+        metrics: self.metrics(for: key),
+        monitor: monitor
+      )
+    } catch {
+      self.state.withLock { $0.buildFailed(key) }
+      throw error
+    }
     let checkout = self.state.withLock { state -> PoolState.Checkout? in
       guard let (checkout, inserted) = state.checkOutOrInsert(fresh) else { return nil }
       if inserted {
@@ -168,6 +178,20 @@ public final class GRPCChannelPool: Sendable {
     }
     checkout.channel.metrics.callStarted()
     return ChannelLease(checkout: checkout, pool: self)
+  }
+
+  /// The figures of `key`'s target.
+  private func metrics(for key: ChannelKey) -> ChannelMetrics {
+    let target = key.target.description
+    return self.metrics.withLock { metrics in
+      if let existing = metrics[target] { return existing }
+      let made = ChannelMetrics(
+        target: target,
+        factory: self.config.metricsFactory ?? MetricsSystem.factory
+      )
+      metrics[target] = made
+      return made
+    }
   }
 
   static let shutDownError = GRPCError(

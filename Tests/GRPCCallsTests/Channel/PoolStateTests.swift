@@ -1,3 +1,4 @@
+import CoreMetrics
 import Dispatch
 import Logging
 import Testing
@@ -19,6 +20,7 @@ struct PoolStateTests {
       options: options,
       registry: GRPCTransportRegistry(),
       logger: Logger(label: "test"),
+      metrics: ChannelMetrics(target: "127.0.0.1:1", factory: NOOPMetricsHandler.instance),
       monitor: ConnectivityMonitor()
     )
   }
@@ -159,6 +161,32 @@ struct PoolStateTests {
       let checkout = state.checkOut(channel.key)
       #expect(checkout?.connection == 0 && checkout?.starts == false)
       _ = state.checkIn(channel, connection: 0, now: self.start)
+    }
+  }
+
+  @Test("a channel still connecting with no call is not closed: its idle period starts again")
+  func connectingIsNotIdle() throws {
+    var state = PoolState(idleTimeout: self.timeout)
+    let channel = try self.channel()
+    let monitor = state.monitor(for: channel.key)
+    let reporter = monitor.makeReporter(
+      metrics: ChannelMetrics(target: "127.0.0.1:1", factory: NOOPMetricsHandler.instance)
+    )
+    _ = state.checkOutOrInsert(channel)
+    reporter.start()
+    let connection = reporter.attemptStarted()
+    #expect(monitor.current == .connecting)
+    _ = state.checkIn(channel, connection: 0, now: self.start)
+    guard case .rearm(let wait) = state.timerFired(channel, now: self.start + .seconds(30)) else {
+      Issue.record("a connecting channel must not close")
+      return
+    }
+    #expect(wait == self.timeout)
+    reporter.abandoned(connection)
+    #expect(monitor.current == .transientFailure)
+    guard case .close = state.timerFired(channel, now: self.start + .seconds(60)) else {
+      Issue.record("a channel that failed to connect closes once idle")
+      return
     }
   }
 }

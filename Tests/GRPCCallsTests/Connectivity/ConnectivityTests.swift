@@ -199,6 +199,35 @@ struct ConnectivityTests {
     await server.stopAndWait()
   }
 
+  @Test("calls racing shutDown() each close: none waits for a connection that never runs")
+  func callsRacingShutdown() async throws {
+    let server = try await InteropServer.start(host: "127.0.0.1", port: 0, compression: false)
+    var options = Self.options()
+    options.timeout = 0  // no deadline: a call that waited for good would never close
+    var recorders: [CallRecorder] = []
+    for _ in 0 ..< 100 {
+      let pool = GRPCChannelPool()
+      let client = InteropClient(target: server.target, callOptions: options, channelPool: pool)
+      for _ in 0 ..< 3 {
+        let (call, recorder) = try client.makeCall("UnaryCall")
+        call.start()
+        call.writeData(try unaryRequest(responseBytes: 10).bytes)
+        call.finish()
+        recorders.append(recorder)
+      }
+      pool.shutDown()
+    }
+    for recorder in recorders {
+      let close = await recorder.waitForClose(upTo: 60)
+      #expect(close != nil, "a call racing shutDown() never closed")
+      #expect(
+        close?.error == nil || close?.error?.code == .unavailable,
+        "\(String(describing: close?.error))"
+      )
+    }
+    await server.stopAndWait()
+  }
+
   @Test("a registered transport's state is UNIMPLEMENTED, naming the transport")
   func registeredTransport() throws {
     let registry = GRPCTransportRegistry()

@@ -51,21 +51,30 @@ struct EndpointLayoutTests {
     }
   }
 
-  @Test("removing a server leaves its endpoint out, and nothing when none or all would go")
+  @Test("removing servers leaves their endpoints out, and nothing when none or all would go")
   func removing() {
     let result = EndpointLayout.endpointPerAddress.arrange(
       NameResolutionResult(endpoints: [Endpoint(addresses: Self.addresses)], serviceConfig: nil)
     )
     let first = ServerAddress(Self.addresses[0])!
     #expect(
-      EndpointLayout.removing(first, from: result)?.endpoints
+      EndpointLayout.removing([first], from: result)?.endpoints
         == Self.addresses.dropFirst().map { Endpoint(addresses: [$0]) }
     )
-    #expect(EndpointLayout.removing(ServerAddress(host: "10.9.9.9", port: 1), from: result) == nil)
+    let firstTwo: Set = [first, ServerAddress(Self.addresses[1])!]
+    #expect(
+      EndpointLayout.removing(firstTwo, from: result)?.endpoints
+        == [Endpoint(addresses: [Self.addresses[2]])]
+    )
+    #expect(
+      EndpointLayout.removing([ServerAddress(host: "10.9.9.9", port: 1)], from: result) == nil
+    )
+    let all = Set(Self.addresses.compactMap(ServerAddress.init))
+    #expect(EndpointLayout.removing(all, from: result) == nil)
     let single = NameResolutionResult(
       endpoints: [Endpoint(addresses: [Self.addresses[0]])],
       serviceConfig: nil
     )
-    #expect(EndpointLayout.removing(first, from: single) == nil)
+    #expect(EndpointLayout.removing([first], from: single) == nil)
   }
 }

@@ -58,8 +58,13 @@ struct TransportChannelClient<Transport: ClientTransport>: ChannelClient {
     try await self.client.runConnections()
   }
 
+  /// Shuts the client and the transport down. The client passes the shutdown on to the
+  /// transport only once its connections run; a transport shut down before it ran fails the
+  /// streams the raw path queued on it, which would otherwise wait for connections that never
+  /// come.
   func beginGracefulShutdown() {
     self.client.beginGracefulShutdown()
+    self.transport.beginGracefulShutdown()
   }
 
   func config(forMethod descriptor: MethodDescriptor) -> MethodConfig? {

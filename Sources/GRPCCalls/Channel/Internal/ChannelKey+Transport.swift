@@ -187,12 +187,18 @@ extension ChannelKey {
         if let connection {
           onEstablished = { reporter?.established(connection) }
         }
-        let record = try GoAwayRecorder.install(
-          on: channel,
-          onGoAway: onGoAway,
-          onEstablished: onEstablished
-        )
-        try ClosedStreamFrameFilter.install(on: channel, record: record)
+        let record: ConnectionRecord
+        do {
+          record = try GoAwayRecorder.install(
+            on: channel,
+            onGoAway: onGoAway,
+            onEstablished: onEstablished
+          )
+        } catch {
+          // The connection fails here, before anything could report its close.
+          if let connection { reporter?.abandoned(connection) }
+          throw error
+        }
         if demand != nil || connection != nil {
           let ended = NIOLoopBound(record, eventLoop: channel.eventLoop)
           channel.closeFuture.whenComplete { _ in
@@ -202,6 +208,7 @@ extension ChannelKey {
             }
           }
         }
+        try ClosedStreamFrameFilter.install(on: channel, record: record)
         if let keepalive {
           try KeepalivePacer.install(on: channel, record: record, backoff: keepalive)
         }

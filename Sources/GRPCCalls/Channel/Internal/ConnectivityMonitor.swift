@@ -141,6 +141,14 @@ struct ConnectivityReporter: Sendable {
     self.monitor.apply { $0.wentAway(channel: self.channel, connection: connection) }
   }
 
+  /// The connection failed before it could connect (its handlers could not be set up).
+  func abandoned(_ connection: Int) {
+    self.metrics.connectionClosed(established: false)
+    self.monitor.apply {
+      $0.closed(channel: self.channel, connection: connection, established: false, broke: false)
+    }
+  }
+
   func closed(_ connection: Int, record: ConnectionRecord) {
     let established = record.established
     let broke = record.brokeUnderCalls

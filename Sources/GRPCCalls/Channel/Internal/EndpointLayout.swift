@@ -36,14 +36,14 @@ enum EndpointLayout: Hashable, Sendable {
     return arranged
   }
 
-  /// `result` without the endpoints holding `address`, or `nil` if that would leave none or
-  /// remove nothing.
+  /// `result` without the endpoints holding any of `addresses`, or `nil` if that would leave
+  /// none or remove nothing.
   static func removing(
-    _ address: ServerAddress,
+    _ addresses: Set<ServerAddress>,
     from result: NameResolutionResult
   ) -> NameResolutionResult? {
     let kept = result.endpoints.filter { endpoint in
-      !endpoint.addresses.contains { ServerAddress($0) == address }
+      !endpoint.addresses.contains { ServerAddress($0).map(addresses.contains) ?? false }
     }
     guard !kept.isEmpty, kept.count < result.endpoints.count else { return nil }
     var reduced = result

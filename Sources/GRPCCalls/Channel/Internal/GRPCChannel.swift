@@ -1,4 +1,3 @@
-internal import CoreMetrics
 internal import GRPCCallsInput
 internal import GRPCCore
 internal import GRPCNIOTransportHTTP2Posix
@@ -26,14 +25,14 @@ final class GRPCChannel: Sendable {
   ///   - options: The options of the call opening it, for a registered transport's factory.
   ///   - registry: Where registered transports are looked up.
   ///   - logger: Where the channel logs; the key's log context is added to its metadata.
-  ///   - metricsFactory: Where its figures go (``ChannelMetrics``).
+  ///   - metrics: Its target's figures.
   ///   - monitor: The connectivity state of the key, which the channel's connections update.
   init(
     key: ChannelKey,
     options: GRPCCallOptions,
     registry: GRPCTransportRegistry,
     logger: Logger,
-    metricsFactory: any MetricsFactory = MetricsSystem.factory,
+    metrics: ChannelMetrics,
     monitor: ConnectivityMonitor
   ) throws(GRPCError) {
     var logger = logger
@@ -43,7 +42,7 @@ final class GRPCChannel: Sendable {
     logger[metadataKey: "grpc-calls.target"] = "\(key.target)"
     self.key = key
     self.logger = logger
-    self.metrics = ChannelMetrics(target: key.target.description, factory: metricsFactory)
+    self.metrics = metrics
     if !key.unknownChannelArgs.isEmpty {
       let names = key.unknownChannelArgs.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")
       logger.warning(

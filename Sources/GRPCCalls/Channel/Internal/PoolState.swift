@@ -3,8 +3,8 @@
 ///
 /// Idle closing uses at most one timer per channel at a time. A channel that goes idle arms a
 /// timer only if none is pending; when the timer fires, the channel is closed if it has been
-/// idle for the whole timeout, re-armed for the rest if it went idle again later, and left
-/// alone (disarmed) if a call is running. A channel used by one call after another therefore
+/// idle for the whole timeout, re-armed for the rest if it went idle again later or for a whole
+/// timeout if it is still CONNECTING, and left alone (disarmed) if a call is running. A channel used by one call after another therefore
 /// costs one timer per timeout period, not one per call.
 ///
 /// Channels are matched by identity, so a lease from before ``removeAll()`` cannot touch the
@@ -56,6 +56,8 @@ struct PoolState {
 
   private var entries: [ChannelKey: Entry] = [:]
   private var monitors: [ChannelKey: ConnectivityMonitor] = [:]
+  /// Channels being made outside the lock, by key: their monitor must stay.
+  private var building: [ChannelKey: Int] = [:]
   private let idleTimeout: Duration
   /// Whether the pool was shut down: it opens no channel again.
   private(set) var isShutDown = false
@@ -99,12 +101,31 @@ struct PoolState {
     self.monitors[key]
   }
 
-  /// Forgets the monitor of `key` unless a channel or an observer still uses it.
+  /// Forgets the monitor of `key` unless a channel (open or being made) or an observer still
+  /// uses it.
   mutating func dropMonitorIfUnused(_ key: ChannelKey) {
-    guard self.entries[key] == nil, let monitor = self.monitors[key], !monitor.hasObservers else {
-      return
-    }
+    guard self.entries[key] == nil, self.building[key] == nil, let monitor = self.monitors[key],
+      !monitor.hasObservers
+    else { return }
     self.monitors[key] = nil
+  }
+
+  /// The monitor for a channel of `key` about to be made outside the lock; it stays until
+  /// ``checkOutOrInsert(_:)`` or ``buildFailed(_:)``.
+  mutating func monitorForBuilding(_ key: ChannelKey) -> ConnectivityMonitor {
+    self.building[key, default: 0] += 1
+    return self.monitor(for: key)
+  }
+
+  /// A channel of `key` could not be made.
+  mutating func buildFailed(_ key: ChannelKey) {
+    self.finishedBuilding(key)
+    self.dropMonitorIfUnused(key)
+  }
+
+  private mutating func finishedBuilding(_ key: ChannelKey) {
+    guard let count = self.building[key] else { return }
+    self.building[key] = count > 1 ? count - 1 : nil
   }
 
   mutating func checkOut(_ key: ChannelKey) -> Checkout? {
@@ -123,6 +144,7 @@ struct PoolState {
   /// Checks out the channel for `fresh.key`, inserting `fresh` if there is none; `nil` once the
   /// pool is shut down.
   mutating func checkOutOrInsert(_ fresh: GRPCChannel) -> (Checkout, inserted: Bool)? {
+    self.finishedBuilding(fresh.key)
     if self.isShutDown { return nil }
     if let existing = self.checkOut(fresh.key) {
       return (existing, false)
@@ -166,6 +188,13 @@ struct PoolState {
       return .none
     }
     let idleFor = now - idleSince
+    if idleFor >= self.idleTimeout, self.monitors[channel.key]?.current == .connecting {
+      // Connecting with no call waiting (``GRPCChannelPool/connect(host:options:)``): the idle
+      // period starts again once the attempt settles, so a slow handshake is not cut short.
+      entry.idleSince = now
+      self.entries[channel.key] = entry
+      return .rearm(self.idleTimeout)
+    }
     if idleFor >= self.idleTimeout {
       self.entries[channel.key] = nil
       self.dropMonitorIfUnused(channel.key)
@@ -193,6 +222,7 @@ struct PoolState {
   /// Shuts the pool down: returns its channels, to close, and its monitors, to shut down.
   mutating func shutDown() -> (channels: [GRPCChannel], monitors: [ConnectivityMonitor]) {
     self.isShutDown = true
+    self.building.removeAll()
     let channels = self.entries.values.map(\.channel)
     let monitors = Array(self.monitors.values)
     self.entries.removeAll()

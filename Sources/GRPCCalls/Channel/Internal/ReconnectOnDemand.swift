@@ -75,7 +75,10 @@ final class ReconnectOnDemand: Sendable {
   /// again if a GOAWAY was let pass.
   func connectionEnded(_ record: ConnectionRecord) {
     if self.layout == .endpointPerAddress {
-      if record.established, let address = record.server {
+      // A server that went away unannounced: the balancer's subchannel for it may go idle for
+      // good. After a GOAWAY the balancer drops the endpoint itself and takes it back from the
+      // next result; a close the balancer chose must not make it replace the subchannel again.
+      if record.wentAwayUnannounced, let address = record.server {
         self.state.withLock { _ = $0.ended.insert(address) }
       }
       self.request()
@@ -267,14 +270,14 @@ final class ReconnectOnDemand: Sendable {
             continue
           }
           // The round-robin balancer leaves an endpoint whose connection closed with no call on
-          // it idle for good: it reconnects it only when every endpoint is idle. An endpoint
-          // left out of one result and named again in the next gets a new subchannel, which
-          // connects at once and, while the server is down, keeps trying with backoff.
-          for address in self.results.demand.takeEnded() where self.restore == nil {
-            if let reduced = EndpointLayout.removing(address, from: arranged) {
-              self.restore = arranged
-              return reduced
-            }
+          // it idle for good: it reconnects it only when every endpoint is idle (and then all of
+          // them, so nothing is left out when every server went away). An endpoint left out of
+          // one result and named again in the next gets a new subchannel, which connects at
+          // once and, while the server is down, keeps trying with backoff.
+          if let reduced = EndpointLayout.removing(self.results.demand.takeEnded(), from: arranged)
+          {
+            self.restore = arranged
+            return reduced
           }
           self.last = arranged
           return arranged

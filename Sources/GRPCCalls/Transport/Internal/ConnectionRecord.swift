@@ -54,9 +54,15 @@ final class ConnectionRecord {
   /// transport reconnects. A client close that sent a GOAWAY (a connection error, a keepalive
   /// timeout) or that follows an error is a break.
   var brokeUnderCalls: Bool {
+    self.established && self.isDown && self.hadStreamsWhenDown && self.wentAwayUnannounced
+  }
+
+  /// Whether the connection, once established, went away with no GOAWAY from the server and
+  /// no close the client chose (the transport letting it go quietly, as its balancer does): the
+  /// server died, the network broke, or the client closed it for an error.
+  var wentAwayUnannounced: Bool {
     let clientLetItGo = self.closedByClient && !self.sentGoAway && self.connectionError == nil
-    return self.established && self.isDown && self.hadStreamsWhenDown && self.lastGoAway == nil
-      && !clientLetItGo
+    return self.established && self.lastGoAway == nil && !clientLetItGo
   }
 
   /// Whether the stream `streamID` (`nil`: it never got one) never wrote its HEADERS to the
