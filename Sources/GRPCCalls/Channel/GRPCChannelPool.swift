@@ -172,9 +172,8 @@ public final class GRPCChannelPool: Sendable {
 
   /// The lease of a checked-out connection, started if it has to be.
   private func lease(_ checkout: PoolState.Checkout) -> ChannelLease {
-    let connection = checkout.channel.connections[checkout.connection]
     if checkout.starts {
-      connection.start()
+      checkout.channelConnection.start()
     }
     checkout.channel.metrics.callStarted()
     return ChannelLease(checkout: checkout, pool: self)
@@ -234,12 +233,12 @@ struct ChannelLease: Sendable {
 
   /// The client of the connection the call goes to.
   var client: any ChannelClient {
-    self.checkout.channel.connections[self.checkout.connection].client
+    self.checkout.channelConnection.client
   }
 
   /// The executor of that connection's event loop, if the pool knows it.
   var executor: EventLoopTaskExecutor? {
-    self.checkout.channel.connections[self.checkout.connection].executor
+    self.checkout.channelConnection.executor
   }
 
   func release() {

@@ -40,8 +40,14 @@ struct PoolState {
   /// A call's place: the channel, its connection, and whether that connection has to start.
   struct Checkout {
     let channel: GRPCChannel
+    /// The index of the connection in the channel's ``GRPCChannel/connections``.
     let connection: Int
     let starts: Bool
+
+    /// The connection the call goes to.
+    var channelConnection: ChannelConnection {
+      self.channel.connections[self.connection]
+    }
   }
 
   /// What to do when a timer fires.

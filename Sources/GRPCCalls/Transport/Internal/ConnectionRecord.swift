@@ -54,7 +54,7 @@ final class ConnectionRecord {
   /// transport reconnects. A client close that sent a GOAWAY (a connection error, a keepalive
   /// timeout) or that follows an error is a break.
   var brokeUnderCalls: Bool {
-    self.established && self.isDown && self.hadStreamsWhenDown && self.wentAwayUnannounced
+    self.isDown && self.hadStreamsWhenDown && self.wentAwayUnannounced
   }
 
   /// Whether the connection, once established, went away with no GOAWAY from the server and
