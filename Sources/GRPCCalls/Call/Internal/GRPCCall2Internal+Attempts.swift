@@ -129,9 +129,8 @@ extension GRPCCall2Internal {
           )
           self.acknowledgeKnownWrites(known.count)
         } else {
-          while let message = try await self.nextRequest() {
-            try await writer.write(try self.serializeStreamed(message, coder: attempt.coder))
-            self.acknowledgeStreamedWrite()
+          try await self.writeStreamedRequests(coder: attempt.coder) { bytes in
+            try await writer.write(bytes)
           }
         }
       },
@@ -139,12 +138,12 @@ extension GRPCCall2Internal {
       options: attempt.options
     ) { response in
       self.markStreamOpened()
-      let outcome = await ResponseReader(
+      let outcome = await ResponsePartReader(
         runner: self,
         coder: attempt.coder,
         responseSizeLimit: attempt.responseSizeLimit
       )
-      .read(response)
+      .read(ClientResponseParts(response))
       if self.cancelReason != nil || Task.isCancelled {
         // The producer was cancelled with this task (or is woken here): it ends at once. One
         // that never started (the deadline passed first) is not waited for.

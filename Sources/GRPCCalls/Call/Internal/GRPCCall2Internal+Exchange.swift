@@ -40,11 +40,24 @@ extension GRPCCall2Internal {
     }
   }
 
-  /// Serializes a streamed request for the attempt, noting its size for a transparent retry.
-  func serializeStreamed(_ message: any Sendable, coder: MessageCoder) throws(GRPCError) -> Data {
-    let bytes = try self.serialize(message, coder: coder)
-    self.state.withLock { $0.tookRequestBytes(bytes.count) }
-    return bytes
+  /// Writes each streamed request through `write` as the application sends it, on either path
+  /// to the core, until the application finishes; reports each the transport accepted.
+  ///
+  /// - Throws: What `write` throws, a request that does not serialize, or `CancellationError`
+  ///   when the call was cancelled (``nextRequest()``).
+  func writeStreamedRequests(
+    coder: MessageCoder,
+    through write: (Data) async throws -> Void
+  ) async throws {
+    while let message = try await self.nextRequest() {
+      let bytes = try self.serialize(message, coder: coder)
+      // Noted for a transparent retry, which sends the requests again if they fit.
+      self.state.withLock { $0.tookRequestBytes(bytes.count) }
+      // The writer returns once the transport accepted the message: that is what didWriteData
+      // reports under flow control.
+      try await write(bytes)
+      self.acknowledgeStreamedWrite()
+    }
   }
 
   /// The next request to send, waiting for one; `nil` when the request side is over.

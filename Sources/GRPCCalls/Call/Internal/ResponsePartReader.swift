@@ -1,0 +1,153 @@
+internal import Foundation
+internal import GRPCCore
+
+/// Reads an attempt's response parts up the runner's chain and says how the RPC ended, on
+/// either path to the core: headers, then each message, then the status.
+///
+/// It does what the core's executor does with a response, and nothing more: the first part
+/// decides between headers and a trailers-only answer; a second set of headers, or a message
+/// before them, is a protocol error; a non-OK status becomes the error. It never throws: a
+/// failure after the headers becomes a ``GRPCError`` carrying them, so the error a failed call
+/// closes with holds what the handler was given.
+struct ResponsePartReader {
+  let runner: GRPCCall2Internal
+  /// Deserializes each message before it travels up; a failure ends the call.
+  let coder: MessageCoder
+  let responseSizeLimit: Int
+
+  /// Reads `source` to its status.
+  ///
+  /// The call's task may run on its channel's event loop (``EventLoopTaskExecutor``): then no
+  /// thread hop separates the transport from the call. That suits a short exchange, and an
+  /// interactive stream, where each response waits for the application to answer it. A stream
+  /// that floods the client is better read off the loop, which moves its per-message work off
+  /// the loop's core and lets a reader that waits for demand be woken without waking the loop
+  /// (the Benchmarks article has the figures). So from the third message on, the reading moves
+  /// once the stream floods the client: its request side has ended (a server stream, or a
+  /// stream the application finished), its responses outnumber its requests by more than two
+  /// to one, or a message had to wait for demand. It moves to the queue the responses are
+  /// delivered on (``DeliveryQueueExecutor``), or to the shared pool when they are delivered
+  /// inline or on the main queue.
+  func read(_ source: some ResponsePartSource) async -> RPCOutcome {
+    var parts = source
+    var headers: Metadata?
+    do {
+      if let outcome = try await self.readParts(&parts, headers: &headers, place: .firstResponses) {
+        return outcome
+      }
+      // Never the main queue: an application's main thread is not where a stream is parsed. (A
+      // queue of the application's that targets the main queue cannot be told apart.)
+      let queue = self.runner.previous.deliveryQueue.flatMap {
+        $0 === DispatchQueue.main ? nil : $0
+      }
+      let executor: any TaskExecutor =
+        queue.map { DeliveryQueueExecutor(queue: $0) } ?? globalConcurrentExecutor
+      if let outcome = try await withTaskExecutorPreference(
+        executor,
+        operation: {
+          try await self.readParts(
+            &parts,
+            headers: &headers,
+            place: queue == nil ? .pool : .deliveryQueue
+          )
+        }
+      ) {
+        return outcome
+      }
+      throw RPCError(code: .internalError, message: "The stream ended without a status.")
+    } catch {
+      // Ended on this side (or by the transport): no trailers came.
+      return self.failure(error, headers: headers ?? [:], trailers: nil)
+    }
+  }
+
+  /// Where ``readParts(_:headers:place:)`` runs.
+  private enum ReadingPlace {
+    /// Where the call's task started (its channel's event loop, usually): it stops (returning
+    /// `nil`) when the stream turns out to flood the client (see `read(_:)`).
+    case firstResponses
+    /// The shared pool.
+    case pool
+    /// The queue the responses are delivered on.
+    case deliveryQueue
+  }
+
+  /// Reads response parts until the status, which gives the outcome.
+  private func readParts(
+    _ parts: inout some ResponsePartSource,
+    headers: inout Metadata?,
+    place: ReadingPlace
+  ) async throws -> RPCOutcome? {
+    let flowControlled = self.runner.isFlowControlled
+    var delivered = 0
+    var waitedForDemand = false
+    while let part = try await parts.next() {
+      switch part {
+      case .headers(let metadata):
+        guard headers == nil else {
+          throw RPCError(code: .internalError, message: "The server sent a second set of headers.")
+        }
+        headers = metadata
+        self.runner.deliver(initialMetadata: metadata)
+
+      case .message(let data):
+        guard headers != nil else {
+          throw RPCError(
+            code: .internalError,
+            message: "The server sent a message before its headers."
+          )
+        }
+        // With flow control, each message waits for a unit of demand; the next part is read
+        // only after that, so at most one message waits in this layer.
+        if flowControlled {
+          switch await self.runner.takeDemand() {
+          case .available: break
+          case .waited: waitedForDemand = true
+          case .cancelled: throw CancellationError()
+          }
+        }
+        // Returning early (a parse failure) ends the RPC, which cancels it on the server.
+        self.runner.deliver(
+          message: try self.coder.deserialize(data),
+          withinDeliveryQueue: place == .deliveryQueue
+        )
+        delivered += 1
+        if place == .firstResponses, delivered >= 2,
+          waitedForDemand || self.runner.floodsClient(delivered: delivered)
+        {
+          return nil
+        }
+
+      case .status(let status, let trailers):
+        if headers == nil {
+          // Trailers-only: the server answered with a status and no headers.
+          guard status.code != .ok else {
+            self.runner.deliver(initialMetadata: [:])
+            return RPCOutcome(trailers: trailers, error: nil)
+          }
+        }
+        guard let error = RPCError(status: status, metadata: trailers) else {
+          return RPCOutcome(trailers: trailers, error: nil)
+        }
+        // The transport also reports some of its own failures (an oversize message) as a
+        // status: those came with no trailers from the server.
+        return self.failure(
+          error,
+          headers: headers ?? [:],
+          trailers: GRPCError.isLocal(error) ? nil : trailers
+        )
+      }
+    }
+    // The stream ended without a status.
+    if Task.isCancelled {
+      throw CancellationError()
+    }
+    throw RPCError(code: .internalError, message: "The stream ended without a status.")
+  }
+
+  /// - Parameter trailers: The server's trailers, when its status ended the call.
+  private func failure(_ error: any Error, headers: Metadata, trailers: Metadata?) -> RPCOutcome {
+    let converted = self.runner.convert(error, headers: headers, limit: self.responseSizeLimit)
+    return RPCOutcome(trailers: trailers, error: converted)
+  }
+}
