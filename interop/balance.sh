@@ -4,7 +4,8 @@
 #
 #  1. round_robin over an ipv4: list: 3,000 sequential unary calls split within ±10% of 1,000;
 #  2. with a retry policy on UNAVAILABLE, one server killed (SIGKILL) mid-run: no call fails and
-#     the other two take the calls; restarted on its port, it takes calls again;
+#     the other two take the calls; restarted on its port, it takes calls again (re-resolved every
+#     5 s, with the transport's own reconnection backoff);
 #  3. pick_first: every call to the first address; once it is killed, every call to the second;
 #  4. a DNS name with the three addresses (a mount namespace of its own gives `load` an
 #     /etc/hosts naming them; the three servers share a port): round_robin splits calls evenly.
@@ -106,7 +107,7 @@ load() {
   local output last
   output="$(mktemp)"
   "$@" timeout 600 "$tool" load --target "$target" --service-config "$config" --calls "$calls" \
-    --concurrency 1 --api raw --name-resolution-interval 1 --connect-max-backoff 1 \
+    --concurrency 1 --api raw --name-resolution-interval "${resolution_interval:-1}" \
     >"$output" 2>&1 || true
   last="$(tail -n 1 "$output")"
   echo "$last"
@@ -129,7 +130,9 @@ done
 echo "--- round_robin, 127.0.0.2 killed mid-run and restarted"
 before1="$(served 1)"
 before3="$(served 3)"
-load "$target" round_robin 12000 >/tmp/grpc-calls-balance-load.txt 2>&1 &
+# Re-resolved every 5 s, with the transport's own reconnection backoff: a server back up takes
+# calls again within about one period (the backoff's longest wait is capped at it).
+resolution_interval=5 load "$target" round_robin 12000 >/tmp/grpc-calls-balance-load.txt 2>&1 &
 load_pid=$!
 pids+=("$load_pid")
 wait_served 2 "$(($(served 2) + 500))"
@@ -139,9 +142,11 @@ echo "killed 127.0.0.2 at $(served 2) calls"
 wait_served 1 "$((before1 + 2500))"
 wait_served 3 "$((before3 + 2500))"
 start 2 "${server_port[2]}"
+restarted_at="$(date +%s.%N)"
 echo "restarted 127.0.0.2"
+wait_served 2 1
+echo "the restarted 127.0.0.2 took its first call $(awk -v from="$restarted_at" -v to="$(date +%s.%N)" 'BEGIN { printf "%.1f", to - from }') s after it started listening (re-resolution every 5 s)"
 wait_served 2 100
-echo "the restarted 127.0.0.2 takes calls again"
 load_status=0
 wait "$load_pid" || load_status=$?
 cat /tmp/grpc-calls-balance-load.txt

@@ -170,12 +170,12 @@ struct ChannelKeyTests {
       $0.maxRetryInterval = 5
       $0.retryFactor = 2.5
     }
-    let backoff = try #require(both.reconnectBackoff(default: 1.6))
+    let backoff = try #require(both.reconnectBackoff(default: 1.6, jitter: 0.2))
     #expect(backoff.initial == .seconds(3))
     #expect(backoff.max == .seconds(5))
     #expect(backoff.multiplier == 2.5)
     // Unset: the transport's own backoff.
-    #expect(try Self.key().reconnectBackoff(default: 1.6) == nil)
+    #expect(try Self.key().reconnectBackoff(default: 1.6, jitter: 0.2) == nil)
     // gRPC core's floor of 0.1 s: shorter, a channel that cannot connect reconnects without
     // pause, thousands of connections a second.
     let tiny = try Self.key {
@@ -183,7 +183,7 @@ struct ChannelKeyTests {
       $0.connectMaxBackoff = 1e-3
       $0.connectMinTimeout = 1e-6
     }
-    let floored = try #require(tiny.reconnectBackoff(default: 1.6))
+    let floored = try #require(tiny.reconnectBackoff(default: 1.6, jitter: 0.2))
     #expect(floored.initial == .milliseconds(100) && floored.max == .milliseconds(100))
     #expect(tiny.connectionAttemptLimit == 0.1)
     #expect(try Self.key { $0.connectMinTimeout = 0.25 }.connectionAttemptLimit == 0.25)
@@ -193,6 +193,42 @@ struct ChannelKeyTests {
     #expect(options.retryFactor == 1)
     options.retryFactor = -.nan
     #expect(options.retryFactor == 0)
+  }
+
+  @Test(
+    "under round-robin a server that went away is tried again within one re-resolution period, unless connectMaxBackoff says otherwise"
+  )
+  func roundRobinReconnectionCap() throws {
+    let roundRobin = try Self.key { $0.loadBalancingPolicy = .roundRobin }
+    // 30 s less the transport's 20% jitter either way: the jittered wait stays within 30 s.
+    #expect(roundRobin.roundRobinReconnectionCap(jitter: 0.2) == 25)
+    let backoff = try #require(roundRobin.reconnectBackoff(default: 1.6, jitter: 0.2))
+    #expect(backoff.initial == .seconds(1))
+    #expect(backoff.max == .seconds(25))
+    #expect(backoff.multiplier == 1.6)
+    let short = try Self.key {
+      $0.loadBalancingPolicy = .roundRobin
+      $0.nameResolutionInterval = 1
+    }
+    // Never below the first wait.
+    #expect(try #require(short.reconnectBackoff(default: 1.6, jitter: 0.2)).max == .seconds(1))
+    let chosen = try Self.key {
+      $0.loadBalancingPolicy = .roundRobin
+      $0.connectMaxBackoff = 90
+    }
+    #expect(try #require(chosen.reconnectBackoff(default: 1.6, jitter: 0.2)).max == .seconds(90))
+    // Pick-first, or no periodic resolution: the transport's own backoff.
+    #expect(
+      try Self.key { $0.loadBalancingPolicy = .pickFirst }.reconnectBackoff(
+        default: 1.6,
+        jitter: 0.2
+      ) == nil
+    )
+    let never = try Self.key {
+      $0.loadBalancingPolicy = .roundRobin
+      $0.nameResolutionInterval = 0
+    }
+    #expect(never.reconnectBackoff(default: 1.6, jitter: 0.2) == nil)
   }
 
   @Test("an unknown channel argument changes no setting but makes a key of its own")

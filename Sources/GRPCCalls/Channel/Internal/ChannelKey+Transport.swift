@@ -65,7 +65,10 @@ extension ChannelKey {
         logger: logger
       )
     }
-    if let backoff = self.reconnectBackoff(default: config.backoff.multiplier) {
+    if let backoff = self.reconnectBackoff(
+      default: config.backoff.multiplier,
+      jitter: config.backoff.jitter
+    ) {
       config.backoff = .init(
         initial: backoff.initial,
         max: backoff.max,
@@ -119,19 +122,43 @@ extension ChannelKey {
   /// The reconnection backoff the options ask for, or `nil` for the transport's own: unset
   /// waits are 1 s and 120 s as gRPC core's, an unset multiplier is `defaultMultiplier`; set
   /// waits are at least ``shortestConnectionWait``.
+  ///
+  /// Under round-robin an unset longest wait is also at most
+  /// ``roundRobinReconnectionCap(jitter:)``.
   func reconnectBackoff(
-    default defaultMultiplier: Double
+    default defaultMultiplier: Double,
+    jitter: Double
   ) -> (initial: Duration, max: Duration, multiplier: Double)? {
-    guard self.initialBackoff > 0 || self.maxBackoff > 0 || self.backoffMultiplier > 0 else {
+    let cap = self.maxBackoff > 0 ? nil : self.roundRobinReconnectionCap(jitter: jitter)
+    guard self.initialBackoff > 0 || self.maxBackoff > 0 || self.backoffMultiplier > 0 || cap != nil
+    else {
       return nil
     }
     let initial =
       self.initialBackoff > 0 ? max(self.initialBackoff, Self.shortestConnectionWait) : 1
+    let longest = self.maxBackoff > 0 ? self.maxBackoff : min(120, cap ?? 120)
     return (
       .seconds(initial),
-      .seconds(max(initial, self.maxBackoff > 0 ? self.maxBackoff : 120)),
+      .seconds(max(initial, longest)),
       self.backoffMultiplier > 0 ? self.backoffMultiplier : defaultMultiplier
     )
+  }
+
+  /// Under round-robin with periodic re-resolution, the longest wait between two connection
+  /// attempts to a server that went away, in seconds: one ``nameResolutionInterval`` less the
+  /// transport's jitter (`jitter`, a fraction of the wait either way), so that a server that
+  /// comes back takes calls again within about one interval. `nil` otherwise.
+  ///
+  /// A server that went away is named again by the resolver's next results
+  /// (``ReconnectOnDemand``), and the balancer makes a new subchannel for it, but that
+  /// subchannel keeps trying with its backoff, which grows to gRPC core's 120 s against a
+  /// server that stays down. So the interval, not the backoff, bounds how long a server back
+  /// up waits for its first call.
+  func roundRobinReconnectionCap(jitter: Double) -> TimeInterval? {
+    guard self.resolvesPeriodically,
+      EndpointLayout(self.serviceConfig) == .endpointPerAddress
+    else { return nil }
+    return self.nameResolutionInterval / (1 + max(0, jitter))
   }
 
   /// The limit on each connection attempt, in seconds (``connectTimeout``, at least

@@ -14,7 +14,7 @@ final class ConnectionRecord {
   /// Whether the HTTP/2 handler is handling bytes read from the server: an error it raises then
   /// comes from what the server sent (``ClosedStreamFrameFilter``).
   var isReadingFromServer = false
-  /// Whether the client asked to close the connection.
+  /// Whether the client asked to close the connection while it was up.
   var closedByClient = false
   /// Whether the server's SETTINGS came: the connection was established.
   var established = false

@@ -50,7 +50,11 @@ final class SentStreamsTracker: ChannelDuplexHandler, RemovableChannelHandler {
   }
 
   func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
-    self.record.closedByClient = true
+    // A close asked for once the connection is down (the transport closes its channel when it
+    // has read the connection's last event, whatever ended it) chose nothing.
+    if !self.record.isDown {
+      self.record.closedByClient = true
+    }
     context.close(mode: mode, promise: promise)
   }
 
