@@ -307,9 +307,10 @@ public struct GRPCCallOptions: Sendable {
   }
 
   /// The longest wait between reconnection attempts, in seconds; `0` (the default) means 120 s,
-  /// or under round-robin the ``nameResolutionInterval`` less the transport's 20% jitter, so
-  /// that a server back up takes calls again within about one interval. It is never shorter
-  /// than the first wait (``connectInitialBackoff``, at least 0.1 s).
+  /// or under round-robin with a ``nameResolutionInterval`` the interval divided by 1.2 (25 s
+  /// by default), so that the wait, jittered by up to 20% either way, stays within it and a
+  /// server back up takes calls again within about one interval. It is never shorter than the
+  /// first wait (``connectInitialBackoff``, at least 0.1 s).
   public var connectMaxBackoff: TimeInterval {
     get { self.channelSettings.connectMaxBackoff }
     set {

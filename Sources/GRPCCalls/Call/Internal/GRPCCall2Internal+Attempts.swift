@@ -141,7 +141,8 @@ extension GRPCCall2Internal {
       let outcome = await ResponsePartReader(
         runner: self,
         coder: attempt.coder,
-        responseSizeLimit: attempt.responseSizeLimit
+        responseSizeLimit: attempt.responseSizeLimit,
+        movesFloodingStreams: false
       )
       .read(ClientResponseParts(response))
       if self.cancelReason != nil || Task.isCancelled {

@@ -53,8 +53,9 @@ extension GRPCCall2Internal {
       let bytes = try self.serialize(message, coder: coder)
       // Noted for a transparent retry, which sends the requests again if they fit.
       self.state.withLock { $0.tookRequestBytes(bytes.count) }
-      // The writer returns once the transport accepted the message: that is what didWriteData
-      // reports under flow control.
+      // The writer returns once the transport accepted the message (on the GRPCClient path with
+      // a retry or hedging policy, once the executor buffered it for its attempts): that is
+      // what didWriteData reports under flow control.
       try await write(bytes)
       self.acknowledgeStreamedWrite()
     }

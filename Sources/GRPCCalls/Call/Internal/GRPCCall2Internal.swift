@@ -10,10 +10,11 @@ internal import GRPCCore
 /// core (Design article, "The path of a call"): a call with a retry or hedging policy runs
 /// through `GRPCClient`, whose executor owns them; every other call runs on the transport's
 /// stream directly (the raw path, ``RawExchange``), which costs no executor, task group or
-/// deadline task. Only the stream's acquisition differs: both read responses through
-/// ``ResponsePartReader``, write streamed requests through ``writeStreamedRequests(coder:through:)``
-/// and map deadlines, cancellation, size limits and errors here; `GRPCCall2Internal+Attempts`
-/// runs them and retries an RPC that never left.
+/// deadline task. Both read responses through ``ResponsePartReader``, write streamed requests
+/// through ``writeStreamedRequests(coder:through:)`` and map deadlines, cancellation, size
+/// limits and errors here; what differs is how the stream is acquired, ended and retried, and
+/// the errors the `GRPCClient` executor throws itself. `GRPCCall2Internal+Attempts` runs them
+/// and retries an RPC that never left.
 ///
 /// When the request side has half-closed by the time the stream opens (a unary or
 /// server-streaming call, or any call whose `finish()` came with its start), every request

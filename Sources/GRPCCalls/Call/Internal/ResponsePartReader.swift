@@ -14,6 +14,11 @@ struct ResponsePartReader {
   /// Deserializes each message before it travels up; a failure ends the call.
   let coder: MessageCoder
   let responseSizeLimit: Int
+  /// Whether a stream that floods the client is read on the responses' delivery queue from its
+  /// third message on (see ``read(_:)``). The `GRPCClient` path reads where it started: its
+  /// executor ends the stream as soon as the response handler returns, and a cancelled call's
+  /// handler must return on the channel's event loop, after the request producer's reset.
+  var movesFloodingStreams = true
 
   /// Reads `source` to its status.
   ///
@@ -32,7 +37,11 @@ struct ResponsePartReader {
     var parts = source
     var headers: Metadata?
     do {
-      if let outcome = try await self.readParts(&parts, headers: &headers, place: .firstResponses) {
+      if let outcome = try await self.readParts(
+        &parts,
+        headers: &headers,
+        place: self.movesFloodingStreams ? .firstResponses : .started
+      ) {
         return outcome
       }
       // Never the main queue: an application's main thread is not where a stream is parsed. (A
@@ -66,6 +75,8 @@ struct ResponsePartReader {
     /// Where the call's task started (its channel's event loop, usually): it stops (returning
     /// `nil`) when the stream turns out to flood the client (see `read(_:)`).
     case firstResponses
+    /// Where the call's task started, for the whole stream.
+    case started
     /// The shared pool.
     case pool
     /// The queue the responses are delivered on.

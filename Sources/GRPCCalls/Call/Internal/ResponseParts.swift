@@ -13,8 +13,9 @@ enum ResponsePart: Sendable {
 /// (``TransportResponseParts``), the executor's response on the `GRPCClient` path
 /// (``ClientResponseParts``). ``ResponsePartReader`` reads either.
 ///
-/// A part source throws what ended the stream on this side (the transport, a cancellation);
-/// a status the server sent is a part, never a throw.
+/// A part source throws what ended the stream on this side (the transport, a cancellation) and
+/// gives a status the server sent as a part. (On the `GRPCClient` path a status the library
+/// takes for the transport's own, ``GRPCError/isLocal(_:)``, is thrown instead.)
 protocol ResponsePartSource {
   mutating func next() async throws -> ResponsePart?
 }
