@@ -38,7 +38,7 @@ struct ConnectionHealthTests {
   }
 
   @Test(
-    "keepalive 1 s / 5 s: a stalled peer fails the call with UNAVAILABLE; without keepalive it still waits"
+    "keepalive 1 s / 15 s: a stalled peer fails the call with UNAVAILABLE naming keepalive; without keepalive it still waits"
   )
   func keepaliveDetectsStall() async throws {
     try await withTestServer { server in
@@ -46,9 +46,10 @@ struct ConnectionHealthTests {
       defer { proxy.close() }
       var keepalive = server.options
       keepalive.keepaliveInterval = 1
-      // A timeout that a busy machine meets while the peer still answers; longer than the
-      // interval, which the transport alone would never enforce (ChannelKey.transportKeepalive).
-      keepalive.keepaliveTimeout = 5
+      // A timeout that a machine busy with other tests meets while the peer still answers;
+      // longer than the interval, which the transport alone would never enforce
+      // (ChannelKey.transportKeepalive).
+      keepalive.keepaliveTimeout = 15
       let (_, watched) = try await Self.openStream(
         port: proxy.port,
         options: keepalive,
@@ -63,10 +64,15 @@ struct ConnectionHealthTests {
       proxy.stall()
       // Neither call has a deadline: only keepalive can end the watched one.
       let close = try #require(
-        await watched.waitForClose(upTo: 60),
+        await watched.waitForClose(upTo: 120),
         "keepalive did not end the call"
       )
       #expect(close.error?.code == .unavailable, "\(String(describing: close.error))")
+      #expect(
+        close.error?.message.contains("did not answer a keepalive ping within keepaliveTimeout")
+          == true,
+        "\(String(describing: close.error))"
+      )
       #expect(
         plain.close == nil,
         "the call without keepalive closed: \(String(describing: plain.close))"

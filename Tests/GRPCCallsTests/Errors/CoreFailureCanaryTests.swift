@@ -42,6 +42,10 @@ struct CoreFailureCanaryTests {
       "Client/Connection/Connection.swift",
       "before completing \\\n          \(Text.closedBeforePreface)"
     ),
+    (
+      "Client/Connection/ClientConnectionHandler.swift",
+      "message: \"\(Text.keepaliveExpired)\""
+    ),
   ]
 
   /// The forms in which the transport fills in what the parser reads.

@@ -72,6 +72,15 @@ enum CoreFailure: Equatable, Sendable {
     /// BoringSSL's reason (`SSL_R_WRONG_VERSION_NUMBER`, through swift-nio-ssl) when the
     /// server's answer to the ClientHello is not a TLS record: a plaintext server.
     static let notTLSRecord = "WRONG_VERSION_NUMBER"
+    /// `ClientConnectionHandler`: the debug data of the GOAWAY the client sends when a
+    /// keepalive ping went unanswered for the keepalive timeout.
+    static let keepaliveExpired = "keepalive_expired"
+  }
+
+  /// Whether the client's GOAWAY with this debug data closed its connection because a keepalive
+  /// ping went unanswered.
+  static func isKeepaliveExpiry(goAwayDebugData: String?) -> Bool {
+    goAwayDebugData == Text.keepaliveExpired
   }
 
   /// The failure a message of the transport reports; `nil` for any other message.

@@ -11,6 +11,9 @@ final class ConnectionRecord {
   var lastGoAway: GoAwayRecorder.GoAway?
   /// Whether the client sent a GOAWAY: it is closing the connection.
   var sentGoAway = false
+  /// The start of the debug data of the client's GOAWAY, which says why it closed (the
+  /// transport's keepalive, say: ``CoreFailure/isKeepaliveExpiry(goAwayDebugData:)``).
+  var sentGoAwayDebugData: String?
   /// Whether the HTTP/2 handler is handling bytes read from the server: an error it raises then
   /// comes from what the server sent (``ClosedStreamFrameFilter``).
   var isReadingFromServer = false

@@ -32,13 +32,19 @@ final class SentStreamsTracker: ChannelDuplexHandler, RemovableChannelHandler {
 
   func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
     let record = self.record
-    self.walker.walk(self.unwrapOutboundIn(data)) { type, streamID in
-      if type == 0x1, streamID > record.highestSentStreamID {
-        record.highestSentStreamID = streamID
-      } else if type == 0x7 {
-        record.sentGoAway = true
+    self.walker.walk(
+      self.unwrapOutboundIn(data),
+      onGoAway: { debugData in
+        record.sentGoAwayDebugData = debugData
+      },
+      onHeader: { type, streamID in
+        if type == 0x1, streamID > record.highestSentStreamID {
+          record.highestSentStreamID = streamID
+        } else if type == 0x7 {
+          record.sentGoAway = true
+        }
       }
-    }
+    )
     context.write(data, promise: promise)
   }
 
@@ -65,19 +71,32 @@ final class SentStreamsTracker: ChannelDuplexHandler, RemovableChannelHandler {
   }
 }
 
-/// Finds the frame headers in a byte stream cut into arbitrary pieces.
+/// Finds the frame headers in a byte stream cut into arbitrary pieces, and the start of each
+/// GOAWAY's debug data (which says why the sender is closing).
 struct FrameHeaderWalker {
   private var skip: Int
   private var header: [UInt8] = []
   private var payloadLeft = 0
+  /// The GOAWAY payload read so far, while one is being read.
+  private var goAway: [UInt8]?
+  private var goAwayLeft = 0
+
+  /// How much of a GOAWAY's payload is read: its last stream ID and error code, then the start
+  /// of its debug data.
+  static let goAwayPrefix = 8 + 64
 
   /// - Parameter skipping: Bytes before the first frame (a connection preface).
   init(skipping: Int) {
     self.skip = skipping
   }
 
-  /// Reads the next piece of the stream, calling `onHeader` with each frame's type and stream ID.
-  mutating func walk(_ buffer: ByteBuffer, onHeader: (_ type: UInt8, _ streamID: UInt32) -> Void) {
+  /// Reads the next piece of the stream, calling `onHeader` with each frame's type and stream ID
+  /// and `onGoAway` with the start of each GOAWAY's debug data.
+  mutating func walk(
+    _ buffer: ByteBuffer,
+    onGoAway: (_ debugData: String) -> Void = { _ in },
+    onHeader: (_ type: UInt8, _ streamID: UInt32) -> Void
+  ) {
     var index = buffer.readerIndex
     let end = buffer.writerIndex
     while index < end {
@@ -87,8 +106,17 @@ struct FrameHeaderWalker {
         index += taken
       } else if self.payloadLeft > 0 {
         let taken = min(self.payloadLeft, end - index)
+        if self.goAway != nil {
+          let kept = min(taken, self.goAwayLeft)
+          self.goAway! += buffer.getBytes(at: index, length: kept) ?? []
+          self.goAwayLeft -= kept
+        }
         self.payloadLeft -= taken
         index += taken
+        if let payload = self.goAway, self.goAwayLeft == 0 {
+          self.goAway = nil
+          Self.report(goAway: payload, to: onGoAway)
+        }
       } else {
         let taken = min(9 - self.header.count, end - index)
         self.header += buffer.getBytes(at: index, length: taken) ?? []
@@ -100,8 +128,22 @@ struct FrameHeaderWalker {
         let streamID =
           (UInt32(bytes[5]) & 0x7f) << 24 | UInt32(bytes[6]) << 16 | UInt32(bytes[7]) << 8
           | UInt32(bytes[8])
+        if bytes[3] == 0x7, self.payloadLeft > 0 {
+          self.goAway = []
+          self.goAwayLeft = min(self.payloadLeft, Self.goAwayPrefix)
+        }
         onHeader(bytes[3], streamID)
       }
     }
+  }
+
+  private static func report(
+    goAway payload: [UInt8],
+    to onGoAway: (_ debugData: String) -> Void
+  ) {
+    // A GOAWAY's payload is at least 8 bytes (RFC 9113 §6.8); a shorter one is the HTTP/2
+    // handler's to reject, not ours to read.
+    guard payload.count >= 8 else { return }
+    onGoAway(String(decoding: payload[8...], as: UTF8.self))
   }
 }

@@ -238,6 +238,9 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
     if let error = self.connection.connectionError {
       return "\(Self.connectionFailedPrefix): \(Self.describe(error))"
     }
+    if CoreFailure.isKeepaliveExpiry(goAwayDebugData: self.connection.sentGoAwayDebugData) {
+      return Self.keepaliveExpiredMessage
+    }
     if self.connection.sentGoAway || self.connection.closedByClient {
       return Self.clientClosedMessage
     }
@@ -251,6 +254,13 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
   /// The message of a call whose connection the client closed under it.
   static let clientClosedMessage = "The client closed the connection before the call completed"
 
+  /// The message of a call whose connection the client closed under it because the server did
+  /// not answer a keepalive ping in time.
+  static let keepaliveExpiredMessage = """
+    The server did not answer a keepalive ping within keepaliveTimeout, so the client closed \
+    the connection before the call completed (the server or the network stalled)
+    """
+
   /// How the message of a call whose connection the server closed under it starts (it goes on
   /// with the GOAWAY, or its absence).
   static let serverClosedPrefix = "The server closed the connection ("
@@ -258,6 +268,7 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
   /// Whether `message` is one this handler gives a call (not a status the server sent).
   static func isOwnMessage(_ message: String) -> Bool {
     message == Self.neverLeftMessage || message == Self.clientClosedMessage
+      || message == Self.keepaliveExpiredMessage
       || [Self.unprocessedPrefix, Self.connectionFailedPrefix, Self.serverClosedPrefix].contains {
         message.hasPrefix($0)
       }
