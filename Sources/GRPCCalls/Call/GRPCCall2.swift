@@ -28,11 +28,11 @@ public final class GRPCCall2: Sendable {
   /// The call's options, as given at creation.
   public let callOptions: GRPCCallOptions
 
-  private let handler: any GRPCResponseHandler
+  fileprivate let handler: any GRPCResponseHandler
   /// Whether responses are delivered on the thread that produced them rather than on the
   /// handler's queue: for the library's own async faces, whose callbacks only resume
   /// continuations.
-  private let deliversInline: Bool
+  fileprivate let deliversInline: Bool
   /// The call's whole state, behind its one lock.
   private let state: LockedValue<StateMachine>
 
@@ -320,6 +320,13 @@ private final class CallLink: ResponseLink {
 
   var deliveryQueue: DispatchQueue? {
     self.call?.deliveryQueue
+  }
+
+  func offer(_ pull: ResponsePull) -> Bool {
+    guard let call = self.call, call.deliversInline,
+      let handler = call.handler as? any ResponsePulling
+    else { return false }
+    return handler.take(pull)
   }
 
   func receive(_ response: CallResponse, withinDeliveryQueue: Bool) {

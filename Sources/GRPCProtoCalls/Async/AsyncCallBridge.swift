@@ -9,7 +9,9 @@ internal import GRPCCore
 /// a reader that finds no message asks the call for one (`receiveNextMessages(1)`) and waits,
 /// so at most one message is ever buffered here and a reader that stops reading stops the
 /// server (HTTP/2 back-pressure); each write waits for its `didWriteData`, so a writer cannot
-/// run ahead of the transport. Without it (a unary response), the one message is kept until
+/// run ahead of the transport. Once a stream floods the client, the call may hand the rest of
+/// it over (``ResponsePulling``): the reader then asks for a message and reads the stream
+/// itself, in its own task, until that message went up. Without it (a unary response), the one message is kept until
 /// read. The close wakes everyone waiting and lets go of the call, which ends the
 /// call ↔ bridge cycle.
 ///
@@ -27,22 +29,71 @@ final class AsyncCallBridge: GRPCResponseHandler {
   /// The bridge's whole state, behind its one lock.
   private let state = LockedValue(State())
 
-  private enum ReadStep {
-    case resume(Result<(any Sendable)?, any Error>)
-    case ask(GRPCCall2?)
-    case wait
+  /// What a reader takes next.
+  private enum ReadStep: Sendable {
+    case message(any Sendable)
+    case end
+    case fail(GRPCError)
+    /// Read the stream until the next message went up (``ResponsePull``).
+    case pull(ResponsePull)
+  }
+
+  /// What the reader is waiting for.
+  private enum Awaiting {
+    case nothing
+    /// A message it asked the call for.
+    case asked
+    /// A message it read from the stream itself, on its way through the call.
+    case pulled
   }
 
   private struct State {
     /// The call this bridge serves: set right after the call is made, let go of at the close.
     var call: GRPCCall2?
     var messages: [any Sendable] = []
-    var demandOutstanding = false
-    var reader: CheckedContinuation<(any Sendable)?, any Error>?
+    var awaiting = Awaiting.nothing
+    /// The rest of the response stream, once the call handed it over (``ResponsePulling``).
+    var pull: ResponsePull?
+    /// Whether the call ever handed the stream over.
+    var wasHandedStream = false
+    var reader: CheckedContinuation<ReadStep?, Never>?
     var writers: [CheckedContinuation<Void, any Error>] = []
     /// Set at the close: `.success(trailers)` or the error.
     var closed: Result<Metadata, GRPCError>?
     var headers: Metadata?
+
+    /// What the reader takes next, and the call to ask for a message first, if any; `nil`
+    /// when there is nothing to take yet: `reader` then waits for a callback to wake it.
+    mutating func nextStep(
+      flowControlled: Bool,
+      reader: CheckedContinuation<ReadStep?, Never>?
+    ) -> (step: ReadStep?, ask: GRPCCall2?) {
+      if !self.messages.isEmpty {
+        return (.message(self.messages.removeFirst()), nil)
+      }
+      switch self.closed {
+      case .success?: return (.end, nil)
+      case .failure(let error)?: return (.fail(error), nil)
+      case nil: break
+      }
+      var ask: GRPCCall2?
+      switch self.awaiting {
+      case .nothing:
+        ask = flowControlled ? self.call : nil
+        self.awaiting = .asked
+      case .asked:
+        break
+      case .pulled:
+        self.reader = reader
+        return (nil, nil)
+      }
+      if let pull = self.pull {
+        self.awaiting = .pulled
+        return (.pull(pull), ask)
+      }
+      self.reader = reader
+      return (nil, ask)
+    }
   }
 
   init(flowControlled: Bool) {
@@ -55,6 +106,10 @@ final class AsyncCallBridge: GRPCResponseHandler {
     get { self.state.withLock { $0.call } }
     set { self.state.withLock { $0.call = newValue } }
   }
+
+  /// Whether the call handed the response stream over, to be read by the reader's task (for
+  /// tests).
+  var wasHandedStream: Bool { self.state.withLock { $0.wasHandedStream } }
 
   /// The response headers, once they arrived.
   var headers: Metadata? { self.state.withLock { $0.headers } }
@@ -85,26 +140,42 @@ final class AsyncCallBridge: GRPCResponseHandler {
 
   /// The next message, `nil` after a clean close; throws the call's error.
   func nextMessage() async throws -> (any Sendable)? {
-    try await withCheckedThrowingContinuation { continuation in
-      let step: ReadStep = self.state.withLock { state in
-        if !state.messages.isEmpty {
-          return .resume(.success(state.messages.removeFirst()))
-        }
-        switch state.closed {
-        case .success?: return .resume(.success(nil))
-        case .failure(let error)?: return .resume(.failure(error))
-        case nil:
-          state.reader = continuation
-          guard self.flowControlled, !state.demandOutstanding else { return .wait }
-          state.demandOutstanding = true
-          return .ask(state.call)
+    while true {
+      switch await self.nextStep() {
+      case .message(let message): return message
+      case .end: return nil
+      case .fail(let error): throw error
+      case .pull(let pull):
+        if !(await pull.readNext()) {
+          // The call's task took the stream back (the call was cancelled): what it reads
+          // arrives through the callbacks.
+          self.state.withLock { state in
+            if state.pull === pull { state.pull = nil }
+          }
         }
       }
-      switch step {
-      case .resume(let result): continuation.resume(with: result)
-      case .ask(let call): call?.receiveNextMessages(1)
-      case .wait: break
+    }
+  }
+
+  /// The next step, waiting for a callback while there is nothing to take.
+  private func nextStep() async -> ReadStep {
+    let (first, ask) = self.state.withLock {
+      $0.nextStep(flowControlled: self.flowControlled, reader: nil)
+    }
+    ask?.receiveNextMessages(1)
+    if let first { return first }
+    while true {
+      let step = await withCheckedContinuation {
+        (continuation: CheckedContinuation<ReadStep?, Never>) in
+        let (step, ask) = self.state.withLock {
+          $0.nextStep(flowControlled: self.flowControlled, reader: continuation)
+        }
+        ask?.receiveNextMessages(1)
+        if let step {
+          continuation.resume(returning: step)
+        }
       }
+      if let step { return step }
     }
   }
 
@@ -148,8 +219,8 @@ final class AsyncCallBridge: GRPCResponseHandler {
   }
 
   func didReceiveData(_ data: any Sendable) {
-    let reader: CheckedContinuation<(any Sendable)?, any Error>? = self.state.withLock { state in
-      state.demandOutstanding = false
+    let reader: CheckedContinuation<ReadStep?, Never>? = self.state.withLock { state in
+      state.awaiting = .nothing
       guard let reader = state.reader else {
         state.messages.append(data)
         return nil
@@ -157,7 +228,7 @@ final class AsyncCallBridge: GRPCResponseHandler {
       state.reader = nil
       return reader
     }
-    reader?.resume(returning: data)
+    reader?.resume(returning: .message(data))
   }
 
   func didWriteData() {
@@ -176,17 +247,16 @@ final class AsyncCallBridge: GRPCResponseHandler {
         state.reader = nil
         state.writers = []
         state.call = nil
+        state.pull = nil
       }
       return (state.reader, state.writers, state.call)
     }
     defer { withExtendedLifetime(call) {} }
+    reader?.resume(returning: error.map { .fail($0) } ?? .end)
     if let error {
-      reader?.resume(throwing: error)
       for writer in writers { writer.resume(throwing: error) }
     } else {
-      // A reader waiting at a clean close gets the end of the stream; writes not acknowledged
-      // by then were not needed by the server.
-      reader?.resume(returning: nil)
+      // Writes not acknowledged by a clean close were not needed by the server.
       for writer in writers {
         writer.resume(
           throwing: GRPCError(
@@ -196,5 +266,20 @@ final class AsyncCallBridge: GRPCResponseHandler {
         )
       }
     }
+  }
+}
+
+extension AsyncCallBridge: ResponsePulling {
+  func take(_ pull: ResponsePull) -> Bool {
+    let taken: (Bool, CheckedContinuation<ReadStep?, Never>?) = self.state.withLock { state in
+      guard state.closed == nil else { return (false, nil) }
+      state.pull = pull
+      state.wasHandedStream = true
+      defer { state.reader = nil }
+      return (true, state.reader)
+    }
+    // A reader waiting for the message it asked for reads it itself from now on.
+    taken.1?.resume(returning: nil)
+    return taken.0
   }
 }

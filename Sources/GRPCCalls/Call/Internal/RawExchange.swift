@@ -42,13 +42,13 @@ struct RawExchange: TransportStreamBody {
         // how the RPC ended, as on the core's own path.
         await stream.outbound.finish(throwing: error)
       }
-      return await self.read(stream.inbound)
+      return await self.read(stream)
     }
     return await withTaskGroup(of: Void.self) { group in
       group.addTask {
         await self.writeRequests(to: stream.outbound)
       }
-      let outcome = await self.read(stream.inbound)
+      let outcome = await self.read(stream)
       // The RPC is over: a writer still waiting for requests has nothing left to do.
       self.runner.endRequests()
       return outcome
@@ -73,13 +73,22 @@ struct RawExchange: TransportStreamBody {
   }
 
   private func read<Bytes: GRPCContiguousBytes>(
-    _ inbound: RPCAsyncSequence<RPCResponsePart<Bytes>, any Error>
+    _ stream: RPCStream<
+      RPCAsyncSequence<RPCResponsePart<Bytes>, any Error>,
+      RPCWriter<RPCRequestPart<Bytes>>.Closable
+    >
   ) async -> RPCOutcome {
-    await ResponsePartReader(
+    var reader = ResponsePartReader(
       runner: self.runner,
       coder: self.attempt.coder,
       responseSizeLimit: self.attempt.responseSizeLimit
     )
-    .read(TransportResponseParts(inbound))
+    let outbound = stream.outbound
+    reader.stopStream = {
+      // The transport fails the stream's responses with the error, so a read waiting on them
+      // returns; the stream is reset when the exchange returns.
+      Task { await outbound.finish(throwing: CancellationError()) }
+    }
+    return await reader.read(TransportResponseParts(stream.inbound))
   }
 }

@@ -19,6 +19,9 @@ struct ResponsePartReader {
   /// executor ends the stream as soon as the response handler returns, and a cancelled call's
   /// handler must return on the channel's event loop, after the request producer's reset.
   var movesFloodingStreams = true
+  /// Makes the stream fail under a read that waits on the transport, so that a flooding stream
+  /// may be handed to the task that consumes its responses (``ResponsePull``); `nil`: never.
+  var stopStream: (@Sendable () -> Void)?
 
   /// Reads `source` to its status.
   ///
@@ -32,8 +35,10 @@ struct ResponsePartReader {
   /// stream the application finished), its responses outnumber its requests by more than two
   /// to one, or a message had to wait for demand. It moves to the queue the responses are
   /// delivered on (``DeliveryQueueExecutor``), or to the shared pool when they are delivered
-  /// inline or on the main queue.
-  func read(_ source: some ResponsePartSource) async -> RPCOutcome {
+  /// inline or on the main queue. A handler that reads responses in a task of its own (the
+  /// async faces, ``ResponsePulling``) is handed the stream instead, when no interceptor stands
+  /// between it and the transport: the consumer's task then reads it (``ResponsePull``).
+  func read<Source: ResponsePartSource>(_ source: Source) async -> RPCOutcome {
     var parts = source
     var headers: Metadata?
     do {
@@ -43,6 +48,17 @@ struct ResponsePartReader {
         place: self.movesFloodingStreams ? .firstResponses : .started
       ) {
         return outcome
+      }
+      if let stopStream {
+        let stream = PulledStream(parts: parts, headers: headers)
+        let pull = ResponsePull(read: { await self.readNextMessage(of: stream) }, stop: stopStream)
+        if self.runner.previous.offer(pull) {
+          if let outcome = await pull.waitForEnd() {
+            return outcome
+          }
+          // Taken back from the consumer: the call was cancelled.
+          (parts, headers) = (stream.parts, stream.headers)
+        }
       }
       // Never the main queue: an application's main thread is not where a stream is parsed. (A
       // queue of the application's that targets the main queue cannot be told apart.)
@@ -70,6 +86,37 @@ struct ResponsePartReader {
     }
   }
 
+  /// A stream's parts, read by the task that consumes its responses (``ResponsePull``).
+  private final class PulledStream<Source: ResponsePartSource> {
+    var parts: Source
+    var headers: Metadata?
+
+    init(parts: Source, headers: Metadata?) {
+      self.parts = parts
+      self.headers = headers
+    }
+  }
+
+  /// Reads `stream` until a message went up the chain (`nil`) or the stream ended (how).
+  private func readNextMessage(
+    of stream: PulledStream<some ResponsePartSource>
+  ) async
+    -> RPCOutcome?
+  {
+    do {
+      while let part = try await stream.parts.next() {
+        switch try await self.handle(part, headers: &stream.headers, place: .consumer) {
+        case .headers: continue
+        case .message: return nil
+        case .ended(let outcome): return outcome
+        }
+      }
+      throw Self.endedWithoutStatus
+    } catch {
+      return self.failure(error, headers: stream.headers ?? [:], trailers: nil)
+    }
+  }
+
   /// Where ``readParts(_:headers:place:)`` runs.
   private enum ReadingPlace {
     /// Where the call's task started (its channel's event loop, usually): it stops (returning
@@ -81,6 +128,16 @@ struct ResponsePartReader {
     case pool
     /// The queue the responses are delivered on.
     case deliveryQueue
+    /// The task that consumes the responses (``ResponsePull``).
+    case consumer
+  }
+
+  /// What a part did.
+  private enum Handled {
+    case headers
+    /// A message went up; `waitedForDemand`: it had to wait for the application to ask.
+    case message(waitedForDemand: Bool)
+    case ended(RPCOutcome)
   }
 
   /// Reads response parts until the status, which gives the outcome.
@@ -89,71 +146,96 @@ struct ResponsePartReader {
     headers: inout Metadata?,
     place: ReadingPlace
   ) async throws -> RPCOutcome? {
-    let flowControlled = self.runner.isFlowControlled
     var delivered = 0
     var waitedForDemand = false
     while let part = try await parts.next() {
-      switch part {
-      case .headers(let metadata):
-        guard headers == nil else {
-          throw RPCError(code: .internalError, message: "The server sent a second set of headers.")
-        }
-        headers = metadata
-        self.runner.deliver(initialMetadata: metadata)
-
-      case .message(let data):
-        guard headers != nil else {
-          throw RPCError(
-            code: .internalError,
-            message: "The server sent a message before its headers."
-          )
-        }
-        // With flow control, each message waits for a unit of demand; the next part is read
-        // only after that, so at most one message waits in this layer.
-        if flowControlled {
-          switch await self.runner.takeDemand() {
-          case .available: break
-          case .waited: waitedForDemand = true
-          case .cancelled: throw CancellationError()
-          }
-        }
-        // Returning early (a parse failure) ends the RPC, which cancels it on the server.
-        self.runner.deliver(
-          message: try self.coder.deserialize(data),
-          withinDeliveryQueue: place == .deliveryQueue
-        )
+      switch try await self.handle(part, headers: &headers, place: place) {
+      case .headers:
+        break
+      case .message(let waited):
+        waitedForDemand = waitedForDemand || waited
         delivered += 1
         if place == .firstResponses, delivered >= 2,
           waitedForDemand || self.runner.floodsClient(delivered: delivered)
         {
           return nil
         }
+      case .ended(let outcome):
+        return outcome
+      }
+    }
+    throw Self.endedWithoutStatus
+  }
 
-      case .status(let status, let trailers):
-        if headers == nil {
-          // Trailers-only: the server answered with a status and no headers.
-          guard status.code != .ok else {
-            self.runner.deliver(initialMetadata: [:])
-            return RPCOutcome(trailers: trailers, error: nil)
-          }
+  /// Sends `part` up the chain.
+  private func handle(
+    _ part: ResponsePart,
+    headers: inout Metadata?,
+    place: ReadingPlace
+  ) async throws -> Handled {
+    switch part {
+    case .headers(let metadata):
+      guard headers == nil else {
+        throw RPCError(code: .internalError, message: "The server sent a second set of headers.")
+      }
+      headers = metadata
+      self.runner.deliver(initialMetadata: metadata)
+      return .headers
+
+    case .message(let data):
+      guard headers != nil else {
+        throw RPCError(
+          code: .internalError,
+          message: "The server sent a message before its headers."
+        )
+      }
+      // With flow control, each message waits for a unit of demand; the next part is read
+      // only after that, so at most one message waits in this layer.
+      var waited = false
+      if self.runner.isFlowControlled {
+        switch await self.runner.takeDemand() {
+        case .available: break
+        case .waited: waited = true
+        case .cancelled: throw CancellationError()
         }
-        guard let error = RPCError(status: status, metadata: trailers) else {
-          return RPCOutcome(trailers: trailers, error: nil)
+      }
+      // Returning early (a parse failure) ends the RPC, which cancels it on the server.
+      self.runner.deliver(
+        message: try self.coder.deserialize(data),
+        withinDeliveryQueue: place == .deliveryQueue
+      )
+      return .message(waitedForDemand: waited)
+
+    case .status(let status, let trailers):
+      if headers == nil {
+        // Trailers-only: the server answered with a status and no headers.
+        guard status.code != .ok else {
+          self.runner.deliver(initialMetadata: [:])
+          return .ended(RPCOutcome(trailers: trailers, error: nil))
         }
-        // The transport also reports some of its own failures (an oversize message) as a
-        // status: those came with no trailers from the server.
-        return self.failure(
+      }
+      guard let error = RPCError(status: status, metadata: trailers) else {
+        return .ended(RPCOutcome(trailers: trailers, error: nil))
+      }
+      // The transport also reports some of its own failures (an oversize message) as a
+      // status: those came with no trailers from the server.
+      return .ended(
+        self.failure(
           error,
           headers: headers ?? [:],
           trailers: GRPCError.isLocal(error) ? nil : trailers
         )
-      }
+      )
     }
-    // The stream ended without a status.
+  }
+
+  /// What a stream that ended without a status throws: a cancellation when its task was
+  /// cancelled (the transport ends the stream then), otherwise a protocol error.
+  private static var endedWithoutStatus: any Error {
     if Task.isCancelled {
-      throw CancellationError()
+      return CancellationError()
     }
-    throw RPCError(code: .internalError, message: "The stream ended without a status.")
+    return RPCError(code: .internalError, message: "The stream ended without a status.")
   }
 
   /// - Parameter trailers: The server's trailers, when its status ended the call.

@@ -43,9 +43,19 @@ protocol ResponseLink: AnyObject, Sendable {
   /// ``deliveryQueue`` (a block of a queue that targets it), so the element may deliver it there
   /// and then, when nothing of its own is waiting, instead of scheduling a block.
   func receive(_ response: CallResponse, withinDeliveryQueue: Bool)
+
+  /// Offers the rest of a flooding response stream to the handler, to read in its own task
+  /// (``ResponsePull``); `false` (the default) when it stays with the call's task. Only the
+  /// call itself takes it, and only for a handler that reads in its own task: an interceptor
+  /// sees each response where the chain runs it.
+  func offer(_ pull: ResponsePull) -> Bool
 }
 
 extension ResponseLink {
+  func offer(_ pull: ResponsePull) -> Bool {
+    false
+  }
+
   func initialMetadata(_ metadata: Metadata) {
     self.receive(.initialMetadata(metadata), withinDeliveryQueue: false)
   }

@@ -1,0 +1,149 @@
+internal import GRPCCore
+
+/// What reads a call's responses in its own task, when the call hands it the stream
+/// (``GRPCCall2`` offers one to a handler that delivers inline and adopts this): the library's
+/// async faces.
+package protocol ResponsePulling: AnyObject {
+  /// Takes `pull`, the rest of the call's response stream; `false` when the handler no longer
+  /// reads (its call closed).
+  func take(_ pull: ResponsePull) -> Bool
+}
+
+/// The rest of a stream that floods the client, handed by the call's reading task to the task
+/// that consumes the responses, which from then on reads the transport itself.
+///
+/// Read by the call's task, each message of a flooding stream wakes the consumer's task, and
+/// the consumer's request for the next message (flow control keeps one between them) wakes the
+/// reading task: two task switches a message. Handed over, the consumer reads a part when it
+/// wants a message, on its own thread, and no task switch separates it from the transport while
+/// the transport has parts buffered (the Benchmarks article has the figures).
+///
+/// The call's task waits for what the consumer read last (``waitForEnd()``): the status, or a
+/// failure. When that task is cancelled (the application's cancel, the deadline), it takes the
+/// stream back if the consumer is not reading; otherwise `stop` fails the stream under the
+/// consumer's read, which then ends as the call's task would have ended it.
+///
+/// ```
+///            readNext()               a message           the status or a failure
+///  parked ─────────────▶ reading ─────────────▶ parked      reading ───────────▶ ended
+///    │                      │
+///    │ cancelled            │ cancelled: stop(), then the read ends   ──▶ ended, or
+///    ▼                      ▼                                            reclaimed
+///  reclaimed         reading (stop requested)
+/// ```
+///
+/// The part source inside `read` is not `Sendable`. One task at a time reads it: the consumer
+/// while the state is `reading` (set under the lock), the call's task once the state is
+/// `ended` or `reclaimed`; the lock orders each hand-over.
+package final class ResponsePull: @unchecked Sendable {
+  private enum Phase {
+    case parked
+    case reading(stopRequested: Bool)
+    /// The consumer read the end: the call's task takes the outcome.
+    case ended(RPCOutcome)
+    /// The call's task has the stream again.
+    case reclaimed
+  }
+
+  private struct State {
+    var phase = Phase.parked
+    /// The call's task, waiting for the end.
+    var waiter: CheckedContinuation<RPCOutcome?, Never>?
+
+    /// Leaves `reading` after a read that found `outcome` (`nil`: a message went up); returns
+    /// the waiter to resume and what to resume it with, if the stream left the consumer.
+    mutating func finishRead(
+      _ outcome: RPCOutcome?
+    ) -> (CheckedContinuation<RPCOutcome?, Never>?, RPCOutcome?)? {
+      guard case .reading(let stopRequested) = self.phase else { return nil }
+      if let outcome {
+        self.phase = .ended(outcome)
+      } else if stopRequested {
+        self.phase = .reclaimed
+      } else {
+        self.phase = .parked
+        return nil
+      }
+      defer { self.waiter = nil }
+      return (self.waiter, outcome)
+    }
+  }
+
+  private let state = LockedValue(State())
+  /// Reads parts until one message went up the chain (`nil`) or the stream ended (how).
+  private let read: () async -> RPCOutcome?
+  /// Makes the stream fail, so that a read waiting on the transport returns.
+  private let stop: @Sendable () -> Void
+
+  init(read: @escaping () async -> RPCOutcome?, stop: @escaping @Sendable () -> Void) {
+    self.read = read
+    self.stop = stop
+  }
+
+  /// Reads the stream until the next message went up the chain, or until its end; `false`,
+  /// without reading, when the stream is no longer the consumer's (the call's task took it
+  /// back, or it ended).
+  package func readNext() async -> Bool {
+    let mine = self.state.withLock { state in
+      guard case .parked = state.phase else { return false }
+      state.phase = .reading(stopRequested: false)
+      return true
+    }
+    guard mine else { return false }
+    let outcome = await self.read()
+    if let (waiter, outcome) = self.state.withLock({ $0.finishRead(outcome) }) {
+      waiter?.resume(returning: outcome)
+    }
+    return true
+  }
+
+  /// Waits until the consumer read the end of the stream, and returns how it ended; `nil` when
+  /// the task was cancelled and took the stream back to read it itself.
+  func waitForEnd() async -> RPCOutcome? {
+    await withTaskCancellationHandler {
+      await withCheckedContinuation { (continuation: CheckedContinuation<RPCOutcome?, Never>) in
+        let ready: RPCOutcome?? = self.state.withLock { state in
+          switch state.phase {
+          case .ended(let outcome): return .some(outcome)
+          case .reclaimed: return .some(nil)
+          case .parked, .reading:
+            state.waiter = continuation
+            return nil
+          }
+        }
+        if let ready {
+          continuation.resume(returning: ready)
+        }
+      }
+    } onCancel: {
+      self.interrupt()
+    }
+  }
+
+  /// The call's task was cancelled: takes the stream back, or stops the consumer's read.
+  private func interrupt() {
+    enum Step {
+      case resume(CheckedContinuation<RPCOutcome?, Never>?)
+      case stop
+      case none
+    }
+    let step: Step = self.state.withLock { state in
+      switch state.phase {
+      case .parked:
+        state.phase = .reclaimed
+        defer { state.waiter = nil }
+        return .resume(state.waiter)
+      case .reading:
+        state.phase = .reading(stopRequested: true)
+        return .stop
+      case .ended, .reclaimed:
+        return .none
+      }
+    }
+    switch step {
+    case .resume(let waiter): waiter?.resume(returning: nil)
+    case .stop: self.stop()
+    case .none: break
+    }
+  }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import GRPCCalls
+import GRPCCallsInterop
+import GRPCCallsTestSupport
+import GRPCCore
+import SwiftProtobuf
+import Testing
+
+@testable import GRPCProtoCalls
+
+/// A server stream that floods the client is handed to the async consumer's task, which reads
+/// the transport itself (ResponsePull); the call still ends exactly as before when it is
+/// cancelled, times out or fails, whether the consumer is reading or not.
+@Suite("async face: a flooding stream read by the consumer's task")
+struct AsyncPulledStreamTests {
+  typealias Response = Grpc_Testing_StreamingOutputCallResponse
+
+  /// A request for `count` messages of `size` bytes, then one more `pauseSeconds` later.
+  static func pausingStream(
+    count: Int,
+    size: Int32,
+    pauseSeconds: Int
+  ) -> Grpc_Testing_StreamingOutputCallRequest {
+    var request = InteropRequests.stream(count: count, size: size)
+    var last = InteropRequests.parameters(size: size)
+    last.intervalUs = Int32(pauseSeconds * 1_000_000)
+    request.responseParameters.append(last)
+    return request
+  }
+
+  @Test("every message arrives in order, and the consumer's task read the stream")
+  func everyMessageInOrder() async throws {
+    try await withTestServer { server in
+      var request = Grpc_Testing_StreamingOutputCallRequest()
+      let sizes = (1 ... 500).map { Int32($0 % 97) }
+      request.responseParameters = sizes.map { InteropRequests.parameters(size: $0) }
+      let (received, handed) = try await server.service().serverStreaming(
+        method: "StreamingOutputCall",
+        request: request,
+        responseType: Response.self
+      ) { responses in
+        var received: [Int32] = []
+        for try await response in responses {
+          received.append(Int32(response.payload.body.count))
+        }
+        return (received, responses.bridge.wasHandedStream)
+      }
+      #expect(received == sizes)
+      #expect(handed, "the stream stayed with the call's task")
+    }
+  }
+
+  @Test("a server status after the messages is thrown once they are read")
+  func statusAfterMessages() async throws {
+    try await withTestServer { server in
+      var request = InteropRequests.stream(count: 50, size: 8)
+      request.responseStatus.code = 8  // RESOURCE_EXHAUSTED
+      request.responseStatus.message = "enough"
+      let read = LockedValue(0)
+      let handed = LockedValue(false)
+      await #expect {
+        try await server.service().serverStreaming(
+          method: "StreamingOutputCall",
+          request: request,
+          responseType: Response.self
+        ) { responses in
+          defer { handed.withLock { $0 = responses.bridge.wasHandedStream } }
+          for try await _ in responses {
+            read.withLock { $0 += 1 }
+          }
+        }
+      } throws: { error in
+        (error as? GRPCError)?.code == .resourceExhausted
+          && (error as? GRPCError)?.message == "enough"
+      }
+      #expect(read.withLock { $0 } == 50)
+      #expect(handed.withLock { $0 })
+    }
+  }
+
+  @Test(
+    "cancelled while the consumer waits on the transport: its read ends with CANCELLED, and the stream is reset"
+  )
+  func cancelledWhileReading() async throws {
+    try await withTestServer { server in
+      let request = Self.pausingStream(count: 20, size: 8, pauseSeconds: 20)
+      // Through a proxy that keeps the client's frames: the server's handler, asleep until its
+      // last message, does not notice the reset before it writes.
+      let proxy = try FaultProxy(upstreamPort: server.server.port, recordingClientBytes: true)
+      defer { proxy.close() }
+      let service = server.service(host: "127.0.0.1:\(proxy.port)")
+      let reading = LockedValue(false)
+      let task = Task {
+        try await service.serverStreaming(
+          method: "StreamingOutputCall",
+          request: request,
+          responseType: Response.self
+        ) { responses in
+          var iterator = responses.makeAsyncIterator()
+          for _ in 0 ..< 20 {
+            _ = try await iterator.next()
+          }
+          reading.withLock { $0 = responses.bridge.wasHandedStream }
+          // Waits for the message 20 s away, reading the transport: the cancel must end the
+          // read, or this returns the message instead of throwing.
+          _ = try await iterator.next()
+        }
+      }
+      #expect(await eventually(upTo: 60) { reading.withLock { $0 } ? true : nil } == true)
+      task.cancel()
+      await #expect {
+        try await task.value
+      } throws: { error in
+        (error as? GRPCError)?.code == .cancelled
+      }
+      let reset = await eventually { proxy.clientFrames.contains(where: \.isReset) ? true : nil }
+      #expect(reset == true, "the client did not reset the stream")
+    }
+  }
+
+  @Test("the deadline passes while the consumer waits on the transport: DEADLINE_EXCEEDED")
+  func deadlineWhileReading() async throws {
+    try await withTestServer { server in
+      var options = server.options
+      // Long enough for the first messages on a busy machine; the last one is 20 s away.
+      options.timeout = 8
+      let handed = LockedValue(false)
+      await #expect {
+        try await server.service(options: options).serverStreaming(
+          method: "StreamingOutputCall",
+          request: Self.pausingStream(count: 20, size: 8, pauseSeconds: 20),
+          responseType: Response.self
+        ) { responses in
+          defer { handed.withLock { $0 = responses.bridge.wasHandedStream } }
+          for try await _ in responses {}
+        }
+      } throws: { error in
+        (error as? GRPCError)?.code == .deadlineExceeded
+      }
+      #expect(handed.withLock { $0 })
+    }
+  }
+
+  @Test("leaving the body while the consumer is not reading cancels the call; the server stops")
+  func leftWhileNotReading() async throws {
+    try await withTestServer { server in
+      let handed = try await server.service().serverStreaming(
+        method: "StreamingOutputCall",
+        request: InteropRequests.longStream(),
+        responseType: Response.self
+      ) { responses in
+        var iterator = responses.makeAsyncIterator()
+        for _ in 0 ..< 5 {
+          _ = try await iterator.next()
+        }
+        return responses.bridge.wasHandedStream
+      }
+      #expect(handed)
+      #expect(await server.streamStopped(), "the server kept streaming: \(server.streamProgress)")
+    }
+  }
+
+  @Test("a response over the size limit fails the call with RESOURCE_EXHAUSTED, mid-stream")
+  func oversizeMidStream() async throws {
+    try await withTestServer { server in
+      var options = server.options
+      options.responseSizeLimit = 1024
+      var request = InteropRequests.stream(count: 30, size: 8)
+      request.responseParameters.append(InteropRequests.parameters(size: 4096))
+      let read = LockedValue(0)
+      await #expect {
+        try await server.service(options: options).serverStreaming(
+          method: "StreamingOutputCall",
+          request: request,
+          responseType: Response.self
+        ) { responses in
+          for try await _ in responses {
+            read.withLock { $0 += 1 }
+          }
+        }
+      } throws: { error in
+        (error as? GRPCError)?.code == .resourceExhausted
+      }
+      #expect(read.withLock { $0 } == 30)
+    }
+  }
+}
