@@ -10,10 +10,20 @@ import Testing
 
 /// A server stream that floods the client is handed to the async consumer's task, which reads
 /// the transport itself (ResponsePull); the call still ends exactly as before when it is
-/// cancelled, times out or fails, whether the consumer is reading or not.
+/// cancelled, times out or fails, whether the consumer is reading or not. A global interceptor
+/// would keep the stream with the call's task, and so would the `GRPCClient` path: the tests
+/// take the raw path and hold the gate that keeps global interceptors away.
 @Suite("async face: a flooding stream read by the consumer's task")
 struct AsyncPulledStreamTests {
   typealias Response = Grpc_Testing_StreamingOutputCallResponse
+
+  /// A test server whose calls take the raw path, the one that hands streams over, while no
+  /// global interceptor is registered.
+  static func withRawPathServer(_ body: (TestServer) async throws -> Void) async throws {
+    try await GlobalInterceptorGate.exclusive {
+      try await withTestServer(path: .raw, body)
+    }
+  }
 
   /// A request for `count` messages of `size` bytes, then one more `pauseSeconds` later.
   static func pausingStream(
@@ -28,9 +38,39 @@ struct AsyncPulledStreamTests {
     return request
   }
 
+  /// What reading every response of a stream came to.
+  struct Reading {
+    var count = 0
+    var handed = false
+    var error: GRPCError?
+  }
+
+  /// Reads every response of `request` through `service`.
+  static func readAll(
+    _ service: GRPCProtoService,
+    _ request: Grpc_Testing_StreamingOutputCallRequest
+  ) async -> Reading {
+    let reading = LockedValue(Reading())
+    do {
+      try await service.serverStreaming(
+        method: "StreamingOutputCall",
+        request: request,
+        responseType: Response.self
+      ) { responses in
+        defer { reading.withLock { $0.handed = responses.bridge.wasHandedStream } }
+        for try await _ in responses {
+          reading.withLock { $0.count += 1 }
+        }
+      }
+    } catch {
+      reading.withLock { $0.error = error as? GRPCError }
+    }
+    return reading.withLock { $0 }
+  }
+
   @Test("every message arrives in order, and the consumer's task read the stream")
   func everyMessageInOrder() async throws {
-    try await withTestServer { server in
+    try await Self.withRawPathServer { server in
       var request = Grpc_Testing_StreamingOutputCallRequest()
       let sizes = (1 ... 500).map { Int32($0 % 97) }
       request.responseParameters = sizes.map { InteropRequests.parameters(size: $0) }
@@ -52,29 +92,13 @@ struct AsyncPulledStreamTests {
 
   @Test("a server status after the messages is thrown once they are read")
   func statusAfterMessages() async throws {
-    try await withTestServer { server in
+    try await Self.withRawPathServer { server in
       var request = InteropRequests.stream(count: 50, size: 8)
       request.responseStatus.code = 8  // RESOURCE_EXHAUSTED
       request.responseStatus.message = "enough"
-      let read = LockedValue(0)
-      let handed = LockedValue(false)
-      await #expect {
-        try await server.service().serverStreaming(
-          method: "StreamingOutputCall",
-          request: request,
-          responseType: Response.self
-        ) { responses in
-          defer { handed.withLock { $0 = responses.bridge.wasHandedStream } }
-          for try await _ in responses {
-            read.withLock { $0 += 1 }
-          }
-        }
-      } throws: { error in
-        (error as? GRPCError)?.code == .resourceExhausted
-          && (error as? GRPCError)?.message == "enough"
-      }
-      #expect(read.withLock { $0 } == 50)
-      #expect(handed.withLock { $0 })
+      let reading = await Self.readAll(server.service(), request)
+      #expect(reading.count == 50 && reading.handed)
+      #expect(reading.error?.code == .resourceExhausted && reading.error?.message == "enough")
     }
   }
 
@@ -82,7 +106,7 @@ struct AsyncPulledStreamTests {
     "cancelled while the consumer waits on the transport: its read ends with CANCELLED, and the stream is reset"
   )
   func cancelledWhileReading() async throws {
-    try await withTestServer { server in
+    try await Self.withRawPathServer { server in
       let request = Self.pausingStream(count: 20, size: 8, pauseSeconds: 20)
       // Through a proxy that keeps the client's frames: the server's handler, asleep until its
       // last message, does not notice the reset before it writes.
@@ -120,30 +144,22 @@ struct AsyncPulledStreamTests {
 
   @Test("the deadline passes while the consumer waits on the transport: DEADLINE_EXCEEDED")
   func deadlineWhileReading() async throws {
-    try await withTestServer { server in
+    try await Self.withRawPathServer { server in
       var options = server.options
       // Long enough for the first messages on a busy machine; the last one is 20 s away.
       options.timeout = 8
-      let handed = LockedValue(false)
-      await #expect {
-        try await server.service(options: options).serverStreaming(
-          method: "StreamingOutputCall",
-          request: Self.pausingStream(count: 20, size: 8, pauseSeconds: 20),
-          responseType: Response.self
-        ) { responses in
-          defer { handed.withLock { $0 = responses.bridge.wasHandedStream } }
-          for try await _ in responses {}
-        }
-      } throws: { error in
-        (error as? GRPCError)?.code == .deadlineExceeded
-      }
-      #expect(handed.withLock { $0 })
+      let reading = await Self.readAll(
+        server.service(options: options),
+        Self.pausingStream(count: 20, size: 8, pauseSeconds: 20)
+      )
+      #expect(reading.count == 20 && reading.handed)
+      #expect(reading.error?.code == .deadlineExceeded, "\(String(describing: reading.error))")
     }
   }
 
   @Test("leaving the body while the consumer is not reading cancels the call; the server stops")
   func leftWhileNotReading() async throws {
-    try await withTestServer { server in
+    try await Self.withRawPathServer { server in
       let handed = try await server.service().serverStreaming(
         method: "StreamingOutputCall",
         request: InteropRequests.longStream(),
@@ -160,28 +176,48 @@ struct AsyncPulledStreamTests {
     }
   }
 
+  @Test(
+    "on a registered transport whose writer does not fail the responses (in-process), the stream stays with the call's task, and a deadline ends a waiting read"
+  )
+  func registeredTransportKeepsStream() async throws {
+    let registry = GRPCTransportRegistry()
+    let id = GRPCTransportID("test.in-process")
+    registry.register(
+      InteropServer.inProcessTransportFactory(recorder: InteropServerRecorder()),
+      for: id
+    )
+    let pool = GRPCChannelPool(
+      config: .init(idleTimeout: .seconds(30), transportRegistry: registry)
+    )
+    defer { pool.disconnectAll() }
+    var options = GRPCCallOptions()
+    options.transport = id
+    options.timeout = 8
+    let service = GRPCProtoService(
+      host: "in-process.invalid:1",
+      packageName: "grpc.testing",
+      serviceName: "TestService",
+      callOptions: options,
+      channelPool: pool
+    )
+    let reading = await Self.readAll(
+      service,
+      Self.pausingStream(count: 20, size: 8, pauseSeconds: 20)
+    )
+    #expect(reading.count == 20 && !reading.handed)
+    #expect(reading.error?.code == .deadlineExceeded, "\(String(describing: reading.error))")
+  }
+
   @Test("a response over the size limit fails the call with RESOURCE_EXHAUSTED, mid-stream")
   func oversizeMidStream() async throws {
-    try await withTestServer { server in
+    try await Self.withRawPathServer { server in
       var options = server.options
       options.responseSizeLimit = 1024
       var request = InteropRequests.stream(count: 30, size: 8)
       request.responseParameters.append(InteropRequests.parameters(size: 4096))
-      let read = LockedValue(0)
-      await #expect {
-        try await server.service(options: options).serverStreaming(
-          method: "StreamingOutputCall",
-          request: request,
-          responseType: Response.self
-        ) { responses in
-          for try await _ in responses {
-            read.withLock { $0 += 1 }
-          }
-        }
-      } throws: { error in
-        (error as? GRPCError)?.code == .resourceExhausted
-      }
-      #expect(read.withLock { $0 } == 30)
+      let reading = await Self.readAll(server.service(options: options), request)
+      #expect(reading.count == 30 && reading.handed)
+      #expect(reading.error?.code == .resourceExhausted, "\(String(describing: reading.error))")
     }
   }
 }

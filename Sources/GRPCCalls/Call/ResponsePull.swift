@@ -12,22 +12,22 @@ package protocol ResponsePulling: AnyObject {
 /// The rest of a stream that floods the client, handed by the call's reading task to the task
 /// that consumes the responses, which from then on reads the transport itself.
 ///
-/// Read by the call's task, each message of a flooding stream wakes the consumer's task, and
-/// the consumer's request for the next message (flow control keeps one between them) wakes the
-/// reading task: two task switches a message. Handed over, the consumer reads a part when it
-/// wants a message, on its own thread, and no task switch separates it from the transport while
-/// the transport has parts buffered (the Benchmarks article has the figures).
+/// Read by the call's task, each message of a flooding stream would wake the consumer's task,
+/// and each request for the next (flow control keeps one between them) the reading task.
+/// Handed over, the consumer reads a part when it wants a message, on its own thread, and no
+/// task switch separates it from the transport while the transport has parts buffered.
 ///
 /// The call's task waits for what the consumer read last (``waitForEnd()``): the status, or a
-/// failure. When that task is cancelled (the application's cancel, the deadline), it takes the
-/// stream back if the consumer is not reading; otherwise `stop` fails the stream under the
-/// consumer's read, which then ends as the call's task would have ended it.
+/// failure. When that task is cancelled (the application's cancel, the deadline), or the
+/// consumer will read no more, the stream is released (``release()``): the call's task takes it
+/// back if the consumer is not reading; otherwise `stop` fails the stream under the consumer's
+/// read, which then ends as the call's task would have ended it.
 ///
 /// ```
 ///            readNext()               a message           the status or a failure
 ///  parked ─────────────▶ reading ─────────────▶ parked      reading ───────────▶ ended
 ///    │                      │
-///    │ cancelled            │ cancelled: stop(), then the read ends   ──▶ ended, or
+///    │ released             │ released: stop(), then the read ends    ──▶ ended, or
 ///    ▼                      ▼                                            reclaimed
 ///  reclaimed         reading (stop requested)
 /// ```
@@ -116,12 +116,14 @@ package final class ResponsePull: @unchecked Sendable {
         }
       }
     } onCancel: {
-      self.interrupt()
+      self.release()
     }
   }
 
-  /// The call's task was cancelled: takes the stream back, or stops the consumer's read.
-  private func interrupt() {
+  /// Gives the stream back to the call's task: at once when the consumer is not reading it,
+  /// otherwise by stopping the consumer's read. For the call's task when it is cancelled, and
+  /// for a consumer that will read no more (its call closed).
+  package func release() {
     enum Step {
       case resume(CheckedContinuation<RPCOutcome?, Never>?)
       case stop

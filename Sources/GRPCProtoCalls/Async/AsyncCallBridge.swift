@@ -5,15 +5,22 @@ internal import GRPCCore
 /// Turns a call's callbacks into `async` reads and writes.
 ///
 /// The call delivers to it inline (no dispatch hop): every callback only takes a lock and
-/// resumes a continuation. With flow control (streaming responses and streaming requests),
-/// a reader that finds no message asks the call for one (`receiveNextMessages(1)`) and waits,
-/// so at most one message is ever buffered here and a reader that stops reading stops the
+/// resumes a continuation. With flow control (streaming responses and streaming requests), a
+/// reader that finds no message asks the call for one (`receiveNextMessages(1)`) and waits, so
+/// a message is buffered here only when asked for and a reader that stops reading stops the
 /// server (HTTP/2 back-pressure); each write waits for its `didWriteData`, so a writer cannot
-/// run ahead of the transport. Once a stream floods the client, the call may hand the rest of
-/// it over (``ResponsePulling``): the reader then asks for a message and reads the stream
-/// itself, in its own task, until that message went up. Without it (a unary response), the one message is kept until
-/// read. The close wakes everyone waiting and lets go of the call, which ends the
+/// run ahead of the transport. Without flow control (a unary response), the one message is kept
+/// until read. The close wakes everyone waiting and lets go of the call, which ends the
 /// call ↔ bridge cycle.
+///
+/// Once a server stream floods the client, the call may hand the rest of it over
+/// (``ResponsePulling``): the reader then asks for a message and reads the stream itself, in
+/// its own task, until that message went up. A reader that waited for a message when the
+/// stream came asks again before it reads, since the message it asked for may still be on its
+/// way through the call: so, once, two messages may be buffered here. After the hand-over the
+/// stream's status is read, and the call closes, when the reader asks for the message after
+/// the last; and cancelling the reader's task while it waits for a message ends the call
+/// (`CANCELLED`), as it ends a read of `GRPCClient`'s responses.
 ///
 /// Not generic over the response type: the typed faces (``GRPCResponseStream``, the unary
 /// methods) are generic functions the library runs unspecialized, and there every use of a type
@@ -84,14 +91,14 @@ final class AsyncCallBridge: GRPCResponseHandler {
       case .asked:
         break
       case .pulled:
-        self.reader = reader
+        if let reader { self.reader = reader }
         return (nil, nil)
       }
       if let pull = self.pull {
         self.awaiting = .pulled
         return (.pull(pull), ask)
       }
-      self.reader = reader
+      if let reader { self.reader = reader }
       return (nil, ask)
     }
   }
@@ -241,7 +248,7 @@ final class AsyncCallBridge: GRPCResponseHandler {
   func didClose(trailingMetadata: Metadata?, error: GRPCError?) {
     // The close is the last callback: the call is done with this bridge, and the bridge with
     // the call.
-    let (reader, writers, call) = self.state.withLock { state in
+    let (reader, writers, call, pull) = self.state.withLock { state in
       state.closed = error.map { .failure($0) } ?? .success(trailingMetadata ?? [:])
       defer {
         state.reader = nil
@@ -249,9 +256,11 @@ final class AsyncCallBridge: GRPCResponseHandler {
         state.call = nil
         state.pull = nil
       }
-      return (state.reader, state.writers, state.call)
+      return (state.reader, state.writers, state.call, state.pull)
     }
     defer { withExtendedLifetime(call) {} }
+    // Nothing reads the stream here any more: the call's task takes back what is left of it.
+    pull?.release()
     reader?.resume(returning: error.map { .fail($0) } ?? .end)
     if let error {
       for writer in writers { writer.resume(throwing: error) }
@@ -275,10 +284,15 @@ extension AsyncCallBridge: ResponsePulling {
       guard state.closed == nil else { return (false, nil) }
       state.pull = pull
       state.wasHandedStream = true
+      if state.awaiting == .asked {
+        // The call's task may have taken that demand for a message still on its way through
+        // the call, with none left for the reader's own read: it asks again.
+        state.awaiting = .nothing
+      }
       defer { state.reader = nil }
       return (true, state.reader)
     }
-    // A reader waiting for the message it asked for reads it itself from now on.
+    // A reader waiting for a message reads the stream itself from now on.
     taken.1?.resume(returning: nil)
     return taken.0
   }

@@ -42,13 +42,13 @@ struct RawExchange: TransportStreamBody {
         // how the RPC ended, as on the core's own path.
         await stream.outbound.finish(throwing: error)
       }
-      return await self.read(stream)
+      return await self.read(stream, handsOver: self.attempt.channel.failsResponsesWithWriter)
     }
     return await withTaskGroup(of: Void.self) { group in
       group.addTask {
         await self.writeRequests(to: stream.outbound)
       }
-      let outcome = await self.read(stream)
+      let outcome = await self.read(stream, handsOver: false)
       // The RPC is over: a writer still waiting for requests has nothing left to do.
       self.runner.endRequests()
       return outcome
@@ -72,22 +72,31 @@ struct RawExchange: TransportStreamBody {
     }
   }
 
+  /// Reads the responses.
+  ///
+  /// - Parameter handsOver: Whether a flooding stream may be handed to the task that consumes
+  ///   its responses (``ResponsePull``): only when every request has left, so that no request
+  ///   writer waits on a close that only the reader would see, and only on a transport where a
+  ///   cancel can end a read waiting in another task.
   private func read<Bytes: GRPCContiguousBytes>(
     _ stream: RPCStream<
       RPCAsyncSequence<RPCResponsePart<Bytes>, any Error>,
       RPCWriter<RPCRequestPart<Bytes>>.Closable
-    >
+    >,
+    handsOver: Bool
   ) async -> RPCOutcome {
     var reader = ResponsePartReader(
       runner: self.runner,
       coder: self.attempt.coder,
       responseSizeLimit: self.attempt.responseSizeLimit
     )
-    let outbound = stream.outbound
-    reader.stopStream = {
-      // The transport fails the stream's responses with the error, so a read waiting on them
-      // returns; the stream is reset when the exchange returns.
-      Task { await outbound.finish(throwing: CancellationError()) }
+    if handsOver {
+      let outbound = stream.outbound
+      reader.stopStream = {
+        // The transport fails the stream's responses with the error, so a read waiting on them
+        // returns; the stream is reset when the exchange returns.
+        Task { await outbound.finish(throwing: CancellationError()) }
+      }
     }
     return await reader.read(TransportResponseParts(stream.inbound))
   }

@@ -1,5 +1,6 @@
 internal import Foundation
 internal import GRPCCore
+internal import GRPCNIOTransportHTTP2Posix
 
 /// What a channel needs of the core, whatever its transport: `GRPCClient` and `ClientTransport`
 /// are generic over the transport, and a registered transport is only known at run time.
@@ -18,6 +19,12 @@ protocol ChannelClient: Sendable {
     options: CallOptions,
     onResponse: @Sendable @escaping (StreamingClientResponse<Data>) async throws -> Result
   ) async throws -> Result
+
+  /// Whether a stream's responses fail when its request writer finishes with an error, so that
+  /// a read waiting on them in another task can be ended (``ResponsePull``): so with
+  /// grpc-swift-nio-transport's HTTP/2 transport, not with every registered one (the in-process
+  /// transport's writer leads to the server only).
+  var failsResponsesWithWriter: Bool { get }
 
   /// Runs `body` on a stream of the transport itself: no executor, no task group (the raw
   /// path, for calls with no retry or hedging policy).
@@ -69,6 +76,10 @@ struct TransportChannelClient<Transport: ClientTransport>: ChannelClient {
 
   func config(forMethod descriptor: MethodDescriptor) -> MethodConfig? {
     self.transport.config(forMethod: descriptor)
+  }
+
+  var failsResponsesWithWriter: Bool {
+    Transport.self == HTTP2ClientTransport.Posix.self
   }
 
   func rawStreaming<Result: Sendable>(

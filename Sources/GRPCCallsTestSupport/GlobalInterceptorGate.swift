@@ -1,14 +1,12 @@
-import GRPCCallsTestSupport
-
-/// Keeps the tests that register global interceptors apart from the tests that must not meet
-/// one: a global interceptor joins every call in the process, the other suites' included.
-actor GlobalInterceptorGate {
+/// Keeps the library's tests that register global interceptors apart from those that must not
+/// meet one: a global interceptor joins every call in the process, the other suites' included.
+package actor GlobalInterceptorGate {
   private static let shared = GlobalInterceptorGate()
   private var held = false
   private var waiting: [CheckedContinuation<Void, Never>] = []
 
   /// Runs `body` while no other holder of the gate runs.
-  static func exclusive<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+  package static func exclusive<T: Sendable>(_ body: () async throws -> T) async throws -> T {
     await Self.shared.acquire()
     do {
       let result = try await body()
@@ -21,7 +19,9 @@ actor GlobalInterceptorGate {
   }
 
   /// `withTestServer`, holding the gate.
-  static func withTestServer(_ body: (TestServer) async throws -> Void) async throws {
+  package static func withTestServer(
+    _ body: (TestServer) async throws -> Void
+  ) async throws {
     try await Self.exclusive {
       try await GRPCCallsTestSupport.withTestServer(body)
     }
