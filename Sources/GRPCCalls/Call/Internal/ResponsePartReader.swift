@@ -36,8 +36,10 @@ struct ResponsePartReader {
   /// to one, or a message had to wait for demand. It moves to the queue the responses are
   /// delivered on (``DeliveryQueueExecutor``), or to the shared pool when they are delivered
   /// inline or on the main queue. A handler that reads responses in a task of its own (the
-  /// async faces, ``ResponsePulling``) is handed the stream instead, when no interceptor stands
-  /// between it and the transport: the consumer's task then reads it (``ResponsePull``).
+  /// async faces, ``ResponsePulling``) is handed the stream instead when the exchange allows it
+  /// (``stopStream``: a server stream on grpc-swift-nio-transport's HTTP/2 transport) and no
+  /// interceptor stands between the handler and the transport: the consumer's task then reads
+  /// it (``ResponsePull``).
   func read<Source: ResponsePartSource>(_ source: Source) async -> RPCOutcome {
     var parts = source
     var headers: Metadata?
