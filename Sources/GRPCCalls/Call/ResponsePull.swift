@@ -135,10 +135,10 @@ package final class ResponsePull: @unchecked Sendable {
         state.phase = .reclaimed
         defer { state.waiter = nil }
         return .resume(state.waiter)
-      case .reading:
+      case .reading(stopRequested: false):
         state.phase = .reading(stopRequested: true)
         return .stop
-      case .ended, .reclaimed:
+      case .reading(stopRequested: true), .ended, .reclaimed:
         return .none
       }
     }

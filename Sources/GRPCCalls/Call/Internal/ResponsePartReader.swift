@@ -52,7 +52,11 @@ struct ResponsePartReader {
         return outcome
       }
       if let stopStream {
-        let stream = PulledStream(parts: parts, headers: headers)
+        let stream = PulledStream(
+          parts: parts,
+          headers: headers,
+          flowControlled: self.runner.isFlowControlled
+        )
         let pull = ResponsePull(read: { await self.readNextMessage(of: stream) }, stop: stopStream)
         if self.runner.previous.offer(pull) {
           if let outcome = await pull.waitForEnd() {
@@ -92,10 +96,12 @@ struct ResponsePartReader {
   private final class PulledStream<Source: ResponsePartSource> {
     var parts: Source
     var headers: Metadata?
+    let flowControlled: Bool
 
-    init(parts: Source, headers: Metadata?) {
+    init(parts: Source, headers: Metadata?, flowControlled: Bool) {
       self.parts = parts
       self.headers = headers
+      self.flowControlled = flowControlled
     }
   }
 
@@ -107,7 +113,12 @@ struct ResponsePartReader {
   {
     do {
       while let part = try await stream.parts.next() {
-        switch try await self.handle(part, headers: &stream.headers, place: .consumer) {
+        switch try await self.handle(
+          part,
+          headers: &stream.headers,
+          place: .consumer,
+          flowControlled: stream.flowControlled
+        ) {
         case .headers: continue
         case .message: return nil
         case .ended(let outcome): return outcome
@@ -148,10 +159,16 @@ struct ResponsePartReader {
     headers: inout Metadata?,
     place: ReadingPlace
   ) async throws -> RPCOutcome? {
+    let flowControlled = self.runner.isFlowControlled
     var delivered = 0
     var waitedForDemand = false
     while let part = try await parts.next() {
-      switch try await self.handle(part, headers: &headers, place: place) {
+      switch try await self.handle(
+        part,
+        headers: &headers,
+        place: place,
+        flowControlled: flowControlled
+      ) {
       case .headers:
         break
       case .message(let waited):
@@ -173,7 +190,8 @@ struct ResponsePartReader {
   private func handle(
     _ part: ResponsePart,
     headers: inout Metadata?,
-    place: ReadingPlace
+    place: ReadingPlace,
+    flowControlled: Bool
   ) async throws -> Handled {
     switch part {
     case .headers(let metadata):
@@ -194,7 +212,7 @@ struct ResponsePartReader {
       // With flow control, each message waits for a unit of demand; the next part is read
       // only after that, so at most one message waits in this layer.
       var waited = false
-      if self.runner.isFlowControlled {
+      if flowControlled {
         switch await self.runner.takeDemand() {
         case .available: break
         case .waited: waited = true
