@@ -68,6 +68,24 @@ struct AsyncPulledStreamTests {
     return reading.withLock { $0 }
   }
 
+  /// Reads a stream of 20 messages whose 21st comes after the call's deadline, through the
+  /// service `service` makes for a deadline. The deadline must leave time for the 20, which a
+  /// busy machine may delay past any fixed figure: a reading the deadline cut short is tried
+  /// again with a longer one.
+  static func readPastDeadline(
+    _ service: (TimeInterval) -> GRPCProtoService
+  ) async -> Reading {
+    var reading = Reading()
+    for seconds in [8, 30, 90] {
+      reading = await Self.readAll(
+        service(TimeInterval(seconds)),
+        Self.pausingStream(count: 20, size: 8, pauseSeconds: seconds + 20)
+      )
+      if reading.count == 20 { break }
+    }
+    return reading
+  }
+
   @Test("every message arrives in order, and the consumer's task read the stream")
   func everyMessageInOrder() async throws {
     try await Self.withRawPathServer { server in
@@ -107,51 +125,66 @@ struct AsyncPulledStreamTests {
   )
   func cancelledWhileReading() async throws {
     try await Self.withRawPathServer { server in
-      let request = Self.pausingStream(count: 20, size: 8, pauseSeconds: 20)
       // Through a proxy that keeps the client's frames: the server's handler, asleep until its
       // last message, does not notice the reset before it writes.
       let proxy = try FaultProxy(upstreamPort: server.server.port, recordingClientBytes: true)
       defer { proxy.close() }
       let service = server.service(host: "127.0.0.1:\(proxy.port)")
-      let reading = LockedValue(false)
-      let task = Task {
-        try await service.serverStreaming(
-          method: "StreamingOutputCall",
-          request: request,
-          responseType: Response.self
-        ) { responses in
-          var iterator = responses.makeAsyncIterator()
-          for _ in 0 ..< 20 {
-            _ = try await iterator.next()
-          }
-          reading.withLock { $0 = responses.bridge.wasHandedStream }
-          // Waits for the message 20 s away, reading the transport: the cancel must end the
-          // read, or this returns the message instead of throwing.
-          _ = try await iterator.next()
-        }
+      // The cancel must come before the last message, which a busy machine may delay past any
+      // fixed pause: a stream whose last message came first is tried again with a longer one.
+      var error: GRPCError?
+      for pause in [20, 60, 180] {
+        error = await Self.cancelWhileReading(service, lastMessageAfter: pause)
+        if error != nil { break }
       }
-      #expect(await eventually(upTo: 60) { reading.withLock { $0 } ? true : nil } == true)
-      task.cancel()
-      await #expect {
-        try await task.value
-      } throws: { error in
-        (error as? GRPCError)?.code == .cancelled
-      }
+      #expect(error?.code == .cancelled, "\(String(describing: error))")
       let reset = await eventually { proxy.clientFrames.contains(where: \.isReset) ? true : nil }
       #expect(reset == true, "the client did not reset the stream")
+    }
+  }
+
+  /// Reads 20 messages of a stream whose last comes `seconds` later, and cancels while the
+  /// consumer's task reads the transport for it: what the read threw, `nil` when the last
+  /// message came first.
+  static func cancelWhileReading(
+    _ service: GRPCProtoService,
+    lastMessageAfter seconds: Int
+  ) async -> GRPCError? {
+    let request = Self.pausingStream(count: 20, size: 8, pauseSeconds: seconds)
+    let reading = LockedValue(false)
+    let task = Task {
+      try await service.serverStreaming(
+        method: "StreamingOutputCall",
+        request: request,
+        responseType: Response.self
+      ) { responses in
+        var iterator = responses.makeAsyncIterator()
+        for _ in 0 ..< 20 {
+          _ = try await iterator.next()
+        }
+        reading.withLock { $0 = responses.bridge.wasHandedStream }
+        // The cancel must end this read, or it returns the last message.
+        _ = try await iterator.next()
+      }
+    }
+    #expect(await eventually(upTo: 60) { reading.withLock { $0 } ? true : nil } == true)
+    task.cancel()
+    do {
+      try await task.value
+      return nil
+    } catch {
+      return error as? GRPCError ?? GRPCError(code: .unknown, message: "\(error)")
     }
   }
 
   @Test("the deadline passes while the consumer waits on the transport: DEADLINE_EXCEEDED")
   func deadlineWhileReading() async throws {
     try await Self.withRawPathServer { server in
-      var options = server.options
-      // Long enough for the first messages on a busy machine; the last one is 20 s away.
-      options.timeout = 8
-      let reading = await Self.readAll(
-        server.service(options: options),
-        Self.pausingStream(count: 20, size: 8, pauseSeconds: 20)
-      )
+      let reading = await Self.readPastDeadline { seconds in
+        var options = server.options
+        options.timeout = seconds
+        return server.service(options: options)
+      }
       #expect(reading.count == 20 && reading.handed)
       #expect(reading.error?.code == .deadlineExceeded, "\(String(describing: reading.error))")
     }
@@ -190,20 +223,18 @@ struct AsyncPulledStreamTests {
       config: .init(idleTimeout: .seconds(30), transportRegistry: registry)
     )
     defer { pool.disconnectAll() }
-    var options = GRPCCallOptions()
-    options.transport = id
-    options.timeout = 8
-    let service = GRPCProtoService(
-      host: "in-process.invalid:1",
-      packageName: "grpc.testing",
-      serviceName: "TestService",
-      callOptions: options,
-      channelPool: pool
-    )
-    let reading = await Self.readAll(
-      service,
-      Self.pausingStream(count: 20, size: 8, pauseSeconds: 20)
-    )
+    let reading = await Self.readPastDeadline { seconds in
+      var options = GRPCCallOptions()
+      options.transport = id
+      options.timeout = seconds
+      return GRPCProtoService(
+        host: "in-process.invalid:1",
+        packageName: "grpc.testing",
+        serviceName: "TestService",
+        callOptions: options,
+        channelPool: pool
+      )
+    }
     #expect(reading.count == 20 && !reading.handed)
     #expect(reading.error?.code == .deadlineExceeded, "\(String(describing: reading.error))")
   }

@@ -39,7 +39,8 @@ extension InteropClient {
       try self.check(sizes.isEmpty, "expected no responses, got \(sizes.count)")
     case .cancelAfterBegin:
       let task = Task {
-        try await service.streamingInputCall { _ in try await Task.sleep(for: .seconds(30)) }
+        // The cancel ends the sleep.
+        try await service.streamingInputCall { _ in try await Task.sleep(for: .seconds(300)) }
       }
       task.cancel()
       try await Self.expect(.cancelled) { _ = try await task.value }
@@ -136,7 +137,8 @@ extension InteropClient {
         request.responseParameters = [Self.parameters(size: 31415)]
         request.payload.body = Data(count: 27182)
         try await writer.write(request)
-        try await Task.sleep(for: .seconds(30))
+        // The cancel after the first response ends the sleep, however long that response takes.
+        try await Task.sleep(for: .seconds(300))
       } body: { responses in
         for try await _ in responses { firstSeen.yield() }
       }

@@ -77,6 +77,7 @@ struct CancellationTests {
       let calls = 1000
       var lost = 0
       var wrong: [String] = []
+      var cancels: [ContinuousClock.Instant] = []
       for index in 0 ..< calls {
         let (call, recorder) = try server.call("FullDuplexCall")
         call.start()
@@ -85,6 +86,7 @@ struct CancellationTests {
         // server was closing.
         await recorder.wait { !$0.messages.isEmpty || $0.close != nil }
         call.cancel()
+        cancels.append(.now)
         let close = await recorder.waitForClose()
         switch close?.error {
         case let error? where error.code == .cancelled && !recorder.messages.isEmpty:
@@ -108,7 +110,12 @@ struct CancellationTests {
       }
       #expect(wrong.isEmpty, "\(wrong.prefix(5))")
       let closedConnections = server.recorder.acceptedConnections - 1
-      #expect(closedConnections > 0, "the server never closed a connection: the premise changed")
+      // Only a machine that cancelled 201 calls within 30 s reached the server's limit.
+      let reachedLimit = zip(cancels, cancels.dropFirst(200)).contains { $1 - $0 < .seconds(29) }
+      #expect(
+        closedConnections > 0 || !reachedLimit,
+        "the server never closed a connection: the premise changed"
+      )
       // A call that raced the server's close can fail (the Reliability article): one per close.
       #expect(
         lost <= closedConnections,

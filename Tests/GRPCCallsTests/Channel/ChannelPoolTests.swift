@@ -52,11 +52,15 @@ struct ChannelPoolTests {
 
   @Test("a channel with no calls closes after the idle delay; the next call reconnects")
   func idleClose() async throws {
-    try await withTestServer(poolConfig: .init(idleTimeout: .seconds(3))) { server in
+    try await withTestServer(poolConfig: .init(idleTimeout: .seconds(10))) { server in
+      let started = ContinuousClock.now
       try await MetadataTests.emptyCall(on: server, options: server.options)
-      // The call's end does not close the connection...
-      #expect(server.recorder.openConnections == 1)
-      #expect(server.pool.channelCount == 1)
+      // The call's end does not close the connection (seen when the machine was quick enough
+      // to look before the idle delay could have passed)...
+      if ContinuousClock.now - started < .seconds(7) {
+        #expect(server.recorder.openConnections == 1)
+        #expect(server.pool.channelCount == 1)
+      }
       // ...the idle delay does (PoolStateTests pin down the timer itself).
       _ = await eventually(upTo: 60) { server.recorder.openConnections == 0 ? true : nil }
       #expect(server.recorder.openConnections == 0)

@@ -147,7 +147,7 @@ struct ConnectionHealthTests {
       requestsWriter: GRXWriter(value: Data()),
       channelPool: pool
     )
-    call.timeout = 8
+    call.timeout = 60
     let error = await withCheckedContinuation { continuation in
       call.start(
         with: GRXHandlerWriteable.unaryHandler { (_: Data?, error: GRPCError?) in

@@ -82,7 +82,8 @@ struct ConnectivityTests {
     // Connect ahead of any call.
     try pool.connect(host: host, options: options)
     try await log.wait(for: .ready)
-    #expect(try pool.state(host: host, options: options) == .ready)
+    // Or idle already, when a busy machine took the pool's idle timeout to get here.
+    #expect(try [.ready, .idle].contains(pool.state(host: host, options: options)))
 
     // The server stops (a GOAWAY, no call running): the channel goes idle.
     await server.stopAndWait()
@@ -132,7 +133,10 @@ struct ConnectivityTests {
     }
 
     // A stream left open, answered once: the connection has a call on it when the server dies.
-    let client = InteropClient(target: host, callOptions: options, channelPool: pool)
+    // No deadline: only the kill may end it, however long a busy machine takes to get there.
+    var open = options
+    open.timeout = 0
+    let client = InteropClient(target: host, callOptions: open, channelPool: pool)
     let (call, recorder) = try client.makeCall("FullDuplexCall")
     call.start()
     call.writeData(try InteropRequests.stream(count: 1, size: 1).bytes)

@@ -63,7 +63,8 @@ struct ServerFaultTests {
     var open: [String: CallRecorder] = [:]
     let (server, serverRecorder) = try client.makeCall("StreamingOutputCall")
     server.start()
-    server.writeData(try ConnectionFaultTests.slowStream(count: 600, interval: .milliseconds(100)))
+    // Ten minutes: only the fault ends it.
+    server.writeData(try ConnectionFaultTests.slowStream(count: 6000, interval: .milliseconds(100)))
     server.finish()
     open["server streaming"] = serverRecorder
 
@@ -97,7 +98,9 @@ struct ServerFaultTests {
     defer { pool.disconnectAll() }
     var options = GRPCCallOptions()
     options.transportType = .insecure
-    options.timeout = 60
+    // No deadline: only the kill may end the open calls, however long a busy machine takes to
+    // get there (each wait below is bounded).
+    options.timeout = 0
     let client = InteropClient(target: target, callOptions: options, channelPool: pool)
 
     let streams = try await Self.openCalls(client)
