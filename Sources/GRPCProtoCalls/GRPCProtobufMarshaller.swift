@@ -1,5 +1,7 @@
 public import Foundation
 public import GRPCCalls
+public import GRPCCore
+internal import GRPCProtobuf
 public import SwiftProtobuf
 
 /// Serializes `Request` messages and parses `Response` messages with SwiftProtobuf.
@@ -30,6 +32,20 @@ public struct GRPCProtobufMarshaller<
 
   public func deserialize(_ data: Data) throws -> any Sendable {
     try Response(serializedBytes: data)
+  }
+
+  /// Parses the bytes in place, with grpc-swift-protobuf's deserializer.
+  ///
+  /// - Throws: What swift-protobuf threw.
+  public func deserialize<Bytes: GRPCContiguousBytes>(
+    contiguousBytes bytes: Bytes
+  ) throws -> any Sendable {
+    do {
+      return try ProtobufDeserializer<Response>().deserialize(bytes)
+    } catch let error as RPCError {
+      // It wraps swift-protobuf's error: give that, as `deserialize(_:)` does.
+      throw error.cause ?? error
+    }
   }
 
   public func accepts(response message: any Sendable) -> Bool {

@@ -95,6 +95,7 @@ struct ProtoCallTests {
       let close = try #require(await recorder.waitForClose())
       #expect(close.error?.code == .internalError)
       #expect(close.error?.message == "Unable to parse response from the server")
+      #expect(close.error?.cause is BinaryDecodingError, "\(String(describing: close.error))")
       #expect(recorder.messages.isEmpty)
       let stopped = await server.streamStopped()
       #expect(stopped, "the server kept streaming: \(server.streamProgress)")

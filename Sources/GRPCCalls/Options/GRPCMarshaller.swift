@@ -1,4 +1,5 @@
 public import Foundation
+public import GRPCCore
 
 /// Turns a call's typed messages into bytes and back, at the bottom of the interceptor chain.
 ///
@@ -17,6 +18,12 @@ public protocol GRPCMarshaller: Sendable {
   /// The message a response's bytes hold.
   func deserialize(_ data: Data) throws -> any Sendable
 
+  /// The message a response's bytes hold, read where the transport keeps them.
+  ///
+  /// The default copies the bytes into `Data` for ``deserialize(_:)``. A marshaller that can
+  /// parse a buffer in place, as ``GRPCProtoCalls`` does, saves a copy of every response.
+  func deserialize<Bytes: GRPCContiguousBytes>(contiguousBytes bytes: Bytes) throws -> any Sendable
+
   /// Whether `message` is a response this marshaller produces. A call whose interceptors pass
   /// something else up to its handler closes with `INTERNAL` (13) naming what arrived, instead
   /// of handing it over. `true` by default.
@@ -27,6 +34,12 @@ public protocol GRPCMarshaller: Sendable {
 }
 
 extension GRPCMarshaller {
+  public func deserialize<Bytes: GRPCContiguousBytes>(
+    contiguousBytes bytes: Bytes
+  ) throws -> any Sendable {
+    try self.deserialize(bytes.withUnsafeBytes { Data($0) })
+  }
+
   public func accepts(response message: any Sendable) -> Bool { true }
 
   public var responseDescription: String { "those of \(Self.self)" }

@@ -33,10 +33,10 @@ struct Bench: AsyncParsableCommand {
   @Option(
     help: """
       Swift clients to run: a comma-separated subset of grpc-calls, grpc-calls-async, \
-      grpc-swift-2, raw-transport.
+      grpc-swift-2, grpc-swift-2-proto, raw-transport.
       """
   )
-  var clients = "grpc-calls,grpc-calls-async,grpc-swift-2,raw-transport"
+  var clients = "grpc-calls,grpc-calls-async,grpc-swift-2,grpc-swift-2-proto,raw-transport"
 
   @Option(help: "Flush coalescing variants to run: on, off or both.")
   var coalescing = "both"

@@ -16,7 +16,8 @@ final class BenchReport {
 
   static let ours = "grpc-calls"
   static let columns = [
-    "grpc-calls", "grpc-calls-async", "grpc-swift-2", "raw-transport", "grpcio", "tcp-loopback",
+    "grpc-calls", "grpc-calls-async", "grpc-swift-2", "grpc-swift-2-proto", "raw-transport",
+    "grpcio", "tcp-loopback",
   ]
 
   func add(

@@ -39,7 +39,12 @@ final class BenchRunner {
       let all: [any BenchClient] = [
         CallsBenchClient(target: "\(host):\(port)", flushCoalescing: coalescing),
         AsyncBenchClient(target: "\(host):\(port)", flushCoalescing: coalescing),
-        try CoreBenchClient(host: host, port: port, flushCoalescing: coalescing),
+        try CoreBenchClient<RawBenchCoding>(host: host, port: port, flushCoalescing: coalescing),
+        try CoreBenchClient<ProtobufBenchCoding>(
+          host: host,
+          port: port,
+          flushCoalescing: coalescing
+        ),
         try RawTransportBenchClient(host: host, port: port, flushCoalescing: coalescing),
       ]
       for client in all where clients.contains(client.name) {

@@ -40,7 +40,7 @@ struct ResponsePartsTests {
         Issue.record("expected message \(expected)")
         return
       }
-      #expect(message == expected)
+      #expect(message.data == expected)
     }
     guard case .status(let status, let trailers)? = try await parts.next() else {
       Issue.record("expected the status")

@@ -4,9 +4,25 @@ internal import GRPCCore
 /// A part of an attempt's response, whichever path to the core it came from.
 enum ResponsePart: Sendable {
   case headers(Metadata)
-  case message(Data)
+  case message(ResponseBytes)
   /// The server's status and trailers: the last part.
   case status(Status, Metadata)
+}
+
+/// A response message's bytes: where the transport keeps them (the raw path), so that a
+/// marshaller may parse them in place, or as the core's executor handed them over (the
+/// `GRPCClient` path).
+enum ResponseBytes: Sendable {
+  case transport(any GRPCContiguousBytes & Sendable)
+  case data(Data)
+
+  /// The bytes as `Data`: a copy of the transport's.
+  var data: Data {
+    switch self {
+    case .transport(let bytes): bytes.withUnsafeBytes { Data($0) }
+    case .data(let data): data
+    }
+  }
 }
 
 /// Where an attempt's response parts come from: the transport's stream on the raw path
@@ -31,7 +47,7 @@ struct TransportResponseParts<Bytes: GRPCContiguousBytes & Sendable>: ResponsePa
   mutating func next() async throws -> ResponsePart? {
     switch try await self.parts.next() {
     case .metadata(let metadata): return .headers(metadata)
-    case .message(let bytes): return .message(bytes.withUnsafeBytes { Data($0) })
+    case .message(let bytes): return .message(.transport(bytes))
     case .status(let status, let trailers): return .status(status, trailers)
     case nil: return nil
     }
@@ -66,7 +82,7 @@ struct ClientResponseParts: ResponsePartSource {
     }
     do {
       switch try await self.body?.next() {
-      case .message(let message): return .message(message)
+      case .message(let message): return .message(.data(message))
       case .trailingMetadata(let trailers): return .status(Status(code: .ok, message: ""), trailers)
       case nil: return nil
       }

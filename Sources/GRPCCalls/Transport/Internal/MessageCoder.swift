@@ -39,13 +39,17 @@ struct MessageCoder: Sendable {
     }
   }
 
-  /// The message a response's bytes hold: the bytes themselves without a marshaller.
+  /// The message a response's bytes hold: the bytes themselves, as `Data`, without a
+  /// marshaller.
   ///
   /// - Throws: `INTERNAL`, "Unable to parse response from the server", when the marshaller fails.
-  func deserialize(_ data: Data) throws(GRPCError) -> any Sendable {
-    guard let marshaller = self.marshaller else { return data }
+  func deserialize(_ bytes: ResponseBytes) throws(GRPCError) -> any Sendable {
+    guard let marshaller = self.marshaller else { return bytes.data }
     do {
-      return try marshaller.deserialize(data)
+      switch bytes {
+      case .transport(let bytes): return try marshaller.deserialize(contiguousBytes: bytes)
+      case .data(let data): return try marshaller.deserialize(data)
+      }
     } catch {
       throw GRPCError(
         code: .internalError,

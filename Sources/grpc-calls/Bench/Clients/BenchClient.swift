@@ -1,4 +1,5 @@
 internal import Foundation
+internal import GRPCCore
 
 /// One way of making calls, measured side by side with the others.
 ///
@@ -6,7 +7,7 @@ internal import Foundation
 /// differences between them are the costs of the layers above the transport.
 protocol BenchClient: Sendable {
   /// The client's name in reports: `grpc-calls`, `grpc-calls-async`, `grpc-swift-2`,
-  /// `raw-transport`.
+  /// `grpc-swift-2-proto`, `raw-transport`.
   var name: String { get }
 
   /// One UnaryCall with `request` (a serialized SimpleRequest); returns the response's size.
@@ -29,6 +30,10 @@ enum BenchMethod {
   static let unary = "UnaryCall"
   static let fullDuplex = "FullDuplexCall"
   static let streamingOutput = "StreamingOutputCall"
+
+  static func descriptor(_ method: String) -> MethodDescriptor {
+    MethodDescriptor(fullyQualifiedService: Self.service, method: method)
+  }
 }
 
 /// A client failure the bench reports (a call that did not succeed).

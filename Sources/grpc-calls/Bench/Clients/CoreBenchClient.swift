@@ -1,12 +1,16 @@
 internal import Foundation
 internal import GRPCCalls
+internal import GRPCCallsInterop
 internal import GRPCCore
 internal import GRPCNIOTransportHTTP2Posix
+internal import GRPCProtobuf
+internal import SwiftProtobuf
 
-/// Makes calls through grpc-swift-2's `GRPCClient` directly, with the same transport settings.
-struct CoreBenchClient: BenchClient {
-  let name = "grpc-swift-2"
-  let client: GRPCClient<HTTP2ClientTransport.Posix>
+/// Makes calls through grpc-swift-2's `GRPCClient` directly, with the same transport settings,
+/// coding messages as `Coding` says.
+struct CoreBenchClient<Coding: CoreBenchCoding>: BenchClient {
+  let name = Coding.name
+  private let client: GRPCClient<HTTP2ClientTransport.Posix>
   private let running: Task<Void, Never>
 
   init(host: String, port: Int, flushCoalescing: Bool) throws {
@@ -19,32 +23,33 @@ struct CoreBenchClient: BenchClient {
 
   func unary(_ request: Data) async throws -> Int {
     try await self.client.unary(
-      request: ClientRequest(message: request),
-      descriptor: Self.descriptor(BenchMethod.unary),
-      serializer: RawSerializer(),
-      deserializer: RawDeserializer(),
+      request: ClientRequest(message: try Coding.unaryRequest(request)),
+      descriptor: BenchMethod.descriptor(BenchMethod.unary),
+      serializer: Coding.coders.unarySerializer,
+      deserializer: Coding.coders.unaryDeserializer,
       options: .defaults
     ) { response in
-      try response.message.count
+      try Coding.size(of: response.message)
     }
   }
 
   func pingPong(rounds: Int, request: Data, lap: @escaping @Sendable () -> Void) async throws {
-    let (requests, sink) = AsyncStream.makeStream(of: Data.self)
+    let message = try Coding.streamRequest(request)
+    let (requests, sink) = AsyncStream.makeStream(of: Coding.StreamSerializer.Message.self)
     try await self.client.bidirectionalStreaming(
       request: StreamingClientRequest { writer in
         for await message in requests {
           try await writer.write(message)
         }
       },
-      descriptor: Self.descriptor(BenchMethod.fullDuplex),
-      serializer: RawSerializer(),
-      deserializer: RawDeserializer(),
+      descriptor: BenchMethod.descriptor(BenchMethod.fullDuplex),
+      serializer: Coding.coders.streamSerializer,
+      deserializer: Coding.coders.streamDeserializer,
       options: .defaults
     ) { response in
       var iterator = response.messages.makeAsyncIterator()
       for _ in 0 ..< rounds {
-        sink.yield(request)
+        sink.yield(message)
         guard try await iterator.next() != nil else {
           throw BenchFailure(description: "ping-pong stream ended early")
         }
@@ -57,16 +62,16 @@ struct CoreBenchClient: BenchClient {
 
   func serverStream(_ request: Data) async throws -> (messages: Int, bytes: Int) {
     try await self.client.serverStreaming(
-      request: ClientRequest(message: request),
-      descriptor: Self.descriptor(BenchMethod.streamingOutput),
-      serializer: RawSerializer(),
-      deserializer: RawDeserializer(),
+      request: ClientRequest(message: try Coding.streamRequest(request)),
+      descriptor: BenchMethod.descriptor(BenchMethod.streamingOutput),
+      serializer: Coding.coders.streamSerializer,
+      deserializer: Coding.coders.streamDeserializer,
       options: .defaults
     ) { response in
       var result = (messages: 0, bytes: 0)
       for try await message in response.messages {
         result.messages += 1
-        result.bytes += message.count
+        result.bytes += Coding.bodySize(of: message)
       }
       return result
     }
@@ -76,9 +81,84 @@ struct CoreBenchClient: BenchClient {
     self.client.beginGracefulShutdown()
     self.running.cancel()
   }
+}
 
-  static func descriptor(_ method: String) -> MethodDescriptor {
-    MethodDescriptor(fullyQualifiedService: BenchMethod.service, method: method)
+/// How a `GRPCClient` bench client codes the bench's messages.
+protocol CoreBenchCoding: Sendable {
+  associatedtype UnarySerializer: MessageSerializer where UnarySerializer.Message: Sendable
+  associatedtype UnaryDeserializer: MessageDeserializer where UnaryDeserializer.Message: Sendable
+  associatedtype StreamSerializer: MessageSerializer where StreamSerializer.Message: Sendable
+  associatedtype StreamDeserializer: MessageDeserializer
+  where StreamDeserializer.Message: Sendable
+
+  static var name: String { get }
+  static var coders: CoreBenchCoders<Self> { get }
+  static func unaryRequest(_ bytes: Data) throws -> UnarySerializer.Message
+  static func streamRequest(_ bytes: Data) throws -> StreamSerializer.Message
+  /// A unary response's size.
+  static func size(of response: UnaryDeserializer.Message) throws -> Int
+  /// The bytes a streamed response carries for the app.
+  static func bodySize(of response: StreamDeserializer.Message) -> Int
+}
+
+/// The serializers and deserializers of a ``CoreBenchCoding``.
+struct CoreBenchCoders<Coding: CoreBenchCoding> {
+  var unarySerializer: Coding.UnarySerializer
+  var unaryDeserializer: Coding.UnaryDeserializer
+  var streamSerializer: Coding.StreamSerializer
+  var streamDeserializer: Coding.StreamDeserializer
+}
+
+/// Bytes in, bytes out: the core's own cost, with no message type.
+enum RawBenchCoding: CoreBenchCoding {
+  static let name = "grpc-swift-2"
+  static func unaryRequest(_ bytes: Data) -> Data { bytes }
+  static func streamRequest(_ bytes: Data) -> Data { bytes }
+  static func size(of response: Data) -> Int { response.count }
+  static func bodySize(of response: Data) -> Int { response.count }
+  typealias UnarySerializer = RawSerializer
+  typealias UnaryDeserializer = RawDeserializer
+  typealias StreamSerializer = RawSerializer
+  typealias StreamDeserializer = RawDeserializer
+  static var coders: CoreBenchCoders<Self> {
+    CoreBenchCoders(
+      unarySerializer: RawSerializer(),
+      unaryDeserializer: RawDeserializer(),
+      streamSerializer: RawSerializer(),
+      streamDeserializer: RawDeserializer()
+    )
+  }
+}
+
+/// The protobuf coders grpc-swift-2's generated clients use: the peer of the async face, which
+/// also hands the app parsed messages. Messages are handled as ``AsyncBenchClient`` does: each
+/// request is parsed into its message and serialized again by the call, a unary response is
+/// serialized again for its size, and a streamed response counts its payload's body.
+enum ProtobufBenchCoding: CoreBenchCoding {
+  static let name = "grpc-swift-2-proto"
+  static func unaryRequest(_ bytes: Data) throws -> Grpc_Testing_SimpleRequest {
+    try Grpc_Testing_SimpleRequest(serializedBytes: bytes)
+  }
+  static func streamRequest(_ bytes: Data) throws -> Grpc_Testing_StreamingOutputCallRequest {
+    try Grpc_Testing_StreamingOutputCallRequest(serializedBytes: bytes)
+  }
+  static func size(of response: Grpc_Testing_SimpleResponse) throws -> Int {
+    try response.serializedData().count
+  }
+  static func bodySize(of response: Grpc_Testing_StreamingOutputCallResponse) -> Int {
+    response.payload.body.count
+  }
+  typealias UnarySerializer = ProtobufSerializer<Grpc_Testing_SimpleRequest>
+  typealias UnaryDeserializer = ProtobufDeserializer<Grpc_Testing_SimpleResponse>
+  typealias StreamSerializer = ProtobufSerializer<Grpc_Testing_StreamingOutputCallRequest>
+  typealias StreamDeserializer = ProtobufDeserializer<Grpc_Testing_StreamingOutputCallResponse>
+  static var coders: CoreBenchCoders<Self> {
+    CoreBenchCoders(
+      unarySerializer: ProtobufSerializer(),
+      unaryDeserializer: ProtobufDeserializer(),
+      streamSerializer: ProtobufSerializer(),
+      streamDeserializer: ProtobufDeserializer()
+    )
   }
 }
 

@@ -73,7 +73,7 @@ struct RawTransportBenchClient: BenchClient {
       async throws -> T
   ) async throws -> T {
     try await self.transport.withStream(
-      descriptor: CoreBenchClient.descriptor(method),
+      descriptor: BenchMethod.descriptor(method),
       options: .defaults
     ) { stream, _ in
       try await body(stream)
