@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the call-path, channel and interceptor suites (Tests/GRPCCallsTests/{Call,Channel,
-# Interceptor}) under ThreadSanitizer, in a build of their own (.build-tsan), and fails on any
-# report as well as on any failed test.
+# Interceptor}) and the async faces' suites (Tests/GRPCProtoCallsTests/Async*) under
+# ThreadSanitizer, in a build of their own (.build-tsan), and fails on any report as well as on
+# any failed test.
 #
 # Usage: scripts/test-sanitized.sh   (extra `swift test` arguments go in SWIFT_TEST_ARGS)
 set -euo pipefail
@@ -20,7 +21,7 @@ swift build --build-tests "${tsan[@]}" 2>&1 | tail -1
 log="$(mktemp)"
 status=0
 # shellcheck disable=SC2086
-scripts/timed-swift-test.sh --skip-build "${tsan[@]}" --filter "GRPCCallsTests\.($suites)" ${SWIFT_TEST_ARGS:-} >"$log" 2>&1 || status=$?
+scripts/timed-swift-test.sh --skip-build "${tsan[@]}" --filter "GRPCCallsTests\.($suites)|GRPCProtoCallsTests\.Async" ${SWIFT_TEST_ARGS:-} >"$log" 2>&1 || status=$?
 reports="$(grep -c '^WARNING: ThreadSanitizer' "$log" || true)"
 if [ "$reports" -gt 0 ]; then
   # Each report: the kind, then the two accesses' first frames.

@@ -18,10 +18,10 @@ public enum InteropRequests {
     return request
   }
 
-  /// A StreamingOutputCall request for 30 s of small responses, one every 10 ms: only a
-  /// cancel can end its stream early.
+  /// A StreamingOutputCall request for 5 minutes of small responses, one every 10 ms: only a
+  /// cancel (or a deadline) ends its stream, however busy the machine.
   public static func longStream() -> Grpc_Testing_StreamingOutputCallRequest {
-    var request = Self.stream(count: 3000, size: 10)
+    var request = Self.stream(count: 30_000, size: 10)
     for index in request.responseParameters.indices {
       request.responseParameters[index].intervalUs = 10_000
     }

@@ -36,16 +36,11 @@ public struct GRPCProtobufMarshaller<
 
   /// Parses the bytes in place, with grpc-swift-protobuf's deserializer.
   ///
-  /// - Throws: What swift-protobuf threw.
+  /// - Throws: What swift-protobuf threw, as ``deserialize(_:)`` does.
   public func deserialize<Bytes: GRPCContiguousBytes>(
     contiguousBytes bytes: Bytes
   ) throws -> any Sendable {
-    do {
-      return try ProtobufDeserializer<Response>().deserialize(bytes)
-    } catch let error as RPCError {
-      // It wraps swift-protobuf's error: give that, as `deserialize(_:)` does.
-      throw error.cause ?? error
-    }
+    try ProtobufParsing.message(of: Response.self, from: bytes)
   }
 
   public func accepts(response message: any Sendable) -> Bool {
@@ -53,4 +48,22 @@ public struct GRPCProtobufMarshaller<
   }
 
   public var responseDescription: String { Response.protoMessageName }
+}
+
+/// Parses protobuf messages where the transport keeps their bytes, for the marshallers of every
+/// face.
+package enum ProtobufParsing {
+  /// A `Message` from `bytes`, parsed in place with grpc-swift-protobuf's deserializer.
+  ///
+  /// - Throws: What swift-protobuf threw (the deserializer wraps it in an `RPCError`).
+  package static func message<Message: SwiftProtobuf.Message, Bytes: GRPCContiguousBytes>(
+    of type: Message.Type,
+    from bytes: Bytes
+  ) throws -> Message {
+    do {
+      return try ProtobufDeserializer<Message>().deserialize(bytes)
+    } catch let error as RPCError {
+      throw error.cause ?? error
+    }
+  }
 }

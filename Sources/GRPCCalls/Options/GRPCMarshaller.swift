@@ -20,8 +20,11 @@ public protocol GRPCMarshaller: Sendable {
 
   /// The message a response's bytes hold, read where the transport keeps them.
   ///
-  /// The default copies the bytes into `Data` for ``deserialize(_:)``. A marshaller that can
-  /// parse a buffer in place, as ``GRPCProtoCalls`` does, saves a copy of every response.
+  /// A call reads its responses this way when it runs on the transport directly (no retry or
+  /// hedging policy); otherwise it gives ``deserialize(_:)`` the bytes the core's executor
+  /// copied out, so both must give the same message. The default copies the bytes into `Data`
+  /// for ``deserialize(_:)``. A marshaller that can parse a buffer in place, as the protobuf
+  /// marshallers of `GRPCProtoCalls` do, saves a copy of every response.
   func deserialize<Bytes: GRPCContiguousBytes>(contiguousBytes bytes: Bytes) throws -> any Sendable
 
   /// Whether `message` is a response this marshaller produces. A call whose interceptors pass

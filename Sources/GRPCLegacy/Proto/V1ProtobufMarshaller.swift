@@ -1,6 +1,7 @@
 internal import Foundation
 internal import GRPCCalls
 internal import GRPCCore
+internal import GRPCProtoCalls
 internal import SwiftProtobuf
 
 /// The marshaller of a v1 proto call: its requests writer gives messages of any type (v1
@@ -21,6 +22,11 @@ struct V1ProtobufMarshaller: GRPCMarshaller {
 
   func deserialize(_ data: Data) throws -> any Sendable {
     try self.responseClass.init(serializedBytes: data)
+  }
+
+  func deserialize<Bytes: GRPCContiguousBytes>(contiguousBytes bytes: Bytes) throws -> any Sendable
+  {
+    try ProtobufParsing.message(of: self.responseClass, from: bytes)
   }
 
   func accepts(response message: any Sendable) -> Bool {

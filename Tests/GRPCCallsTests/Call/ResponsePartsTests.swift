@@ -52,6 +52,23 @@ struct ResponsePartsTests {
     #expect(end == nil)
   }
 
+  @Test(
+    "the transport's message bytes are passed on as they are, for a marshaller to parse in place"
+  )
+  func transportBytesKept() async throws {
+    let (stream, source) = AsyncThrowingStream.makeStream(of: RPCResponsePart<[UInt8]>.self)
+    source.yield(.metadata([:]))
+    source.yield(.message([1, 2, 3]))
+    source.finish()
+    var parts = TransportResponseParts(RPCAsyncSequence(wrapping: stream))
+    _ = try await parts.next()
+    guard case .message(.transport(let bytes))? = try await parts.next() else {
+      Issue.record("expected the transport's bytes")
+      return
+    }
+    #expect(bytes as? [UInt8] == [1, 2, 3])
+  }
+
   @Test("a trailers-only answer from the server is its status and trailers")
   func trailersOnlyFromServer() async throws {
     var parts = ClientResponseParts(

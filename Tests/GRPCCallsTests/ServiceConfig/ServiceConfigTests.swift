@@ -140,7 +140,7 @@ struct ServiceConfigParsingTests {
 
 @Suite("Service config: calls")
 struct ServiceConfigCallTests {
-  /// A 30 s stream of small responses, one every 10 ms.
+  /// A 5-minute stream of small responses, one every 10 ms.
   static let longStream = InteropRequests.longStream()
 
   /// A stream of `count` responses, `gap` apart.
