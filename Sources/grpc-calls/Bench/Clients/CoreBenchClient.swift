@@ -25,8 +25,8 @@ struct CoreBenchClient<Coding: CoreBenchCoding>: BenchClient {
     try await self.client.unary(
       request: ClientRequest(message: try Coding.unaryRequest(request)),
       descriptor: BenchMethod.descriptor(BenchMethod.unary),
-      serializer: Coding.coders.unarySerializer,
-      deserializer: Coding.coders.unaryDeserializer,
+      serializer: Coding.UnarySerializer(),
+      deserializer: Coding.UnaryDeserializer(),
       options: .defaults
     ) { response in
       try Coding.size(of: response.message)
@@ -43,8 +43,8 @@ struct CoreBenchClient<Coding: CoreBenchCoding>: BenchClient {
         }
       },
       descriptor: BenchMethod.descriptor(BenchMethod.fullDuplex),
-      serializer: Coding.coders.streamSerializer,
-      deserializer: Coding.coders.streamDeserializer,
+      serializer: Coding.StreamSerializer(),
+      deserializer: Coding.StreamDeserializer(),
       options: .defaults
     ) { response in
       var iterator = response.messages.makeAsyncIterator()
@@ -64,8 +64,8 @@ struct CoreBenchClient<Coding: CoreBenchCoding>: BenchClient {
     try await self.client.serverStreaming(
       request: ClientRequest(message: try Coding.streamRequest(request)),
       descriptor: BenchMethod.descriptor(BenchMethod.streamingOutput),
-      serializer: Coding.coders.streamSerializer,
-      deserializer: Coding.coders.streamDeserializer,
+      serializer: Coding.StreamSerializer(),
+      deserializer: Coding.StreamDeserializer(),
       options: .defaults
     ) { response in
       var result = (messages: 0, bytes: 0)
@@ -85,14 +85,13 @@ struct CoreBenchClient<Coding: CoreBenchCoding>: BenchClient {
 
 /// How a `GRPCClient` bench client codes the bench's messages.
 protocol CoreBenchCoding: Sendable {
-  associatedtype UnarySerializer: MessageSerializer where UnarySerializer.Message: Sendable
-  associatedtype UnaryDeserializer: MessageDeserializer where UnaryDeserializer.Message: Sendable
-  associatedtype StreamSerializer: MessageSerializer where StreamSerializer.Message: Sendable
-  associatedtype StreamDeserializer: MessageDeserializer
+  associatedtype UnarySerializer: BenchSerializer where UnarySerializer.Message: Sendable
+  associatedtype UnaryDeserializer: BenchDeserializer where UnaryDeserializer.Message: Sendable
+  associatedtype StreamSerializer: BenchSerializer where StreamSerializer.Message: Sendable
+  associatedtype StreamDeserializer: BenchDeserializer
   where StreamDeserializer.Message: Sendable
 
   static var name: String { get }
-  static var coders: CoreBenchCoders<Self> { get }
   static func unaryRequest(_ bytes: Data) throws -> UnarySerializer.Message
   static func streamRequest(_ bytes: Data) throws -> StreamSerializer.Message
   /// A unary response's size.
@@ -101,13 +100,20 @@ protocol CoreBenchCoding: Sendable {
   static func bodySize(of response: StreamDeserializer.Message) -> Int
 }
 
-/// The serializers and deserializers of a ``CoreBenchCoding``.
-struct CoreBenchCoders<Coding: CoreBenchCoding> {
-  var unarySerializer: Coding.UnarySerializer
-  var unaryDeserializer: Coding.UnaryDeserializer
-  var streamSerializer: Coding.StreamSerializer
-  var streamDeserializer: Coding.StreamDeserializer
+/// A serializer a ``CoreBenchCoding`` names, made where a call needs it.
+protocol BenchSerializer: MessageSerializer {
+  init()
 }
+
+/// A deserializer a ``CoreBenchCoding`` names, made where a call needs it.
+protocol BenchDeserializer: MessageDeserializer {
+  init()
+}
+
+extension RawSerializer: BenchSerializer {}
+extension RawDeserializer: BenchDeserializer {}
+extension ProtobufSerializer: BenchSerializer {}
+extension ProtobufDeserializer: BenchDeserializer {}
 
 /// Bytes in, bytes out: the core's own cost, with no message type.
 enum RawBenchCoding: CoreBenchCoding {
@@ -120,14 +126,6 @@ enum RawBenchCoding: CoreBenchCoding {
   typealias UnaryDeserializer = RawDeserializer
   typealias StreamSerializer = RawSerializer
   typealias StreamDeserializer = RawDeserializer
-  static var coders: CoreBenchCoders<Self> {
-    CoreBenchCoders(
-      unarySerializer: RawSerializer(),
-      unaryDeserializer: RawDeserializer(),
-      streamSerializer: RawSerializer(),
-      streamDeserializer: RawDeserializer()
-    )
-  }
 }
 
 /// The protobuf coders grpc-swift-2's generated clients use: the peer of the async face, which
@@ -152,14 +150,6 @@ enum ProtobufBenchCoding: CoreBenchCoding {
   typealias UnaryDeserializer = ProtobufDeserializer<Grpc_Testing_SimpleResponse>
   typealias StreamSerializer = ProtobufSerializer<Grpc_Testing_StreamingOutputCallRequest>
   typealias StreamDeserializer = ProtobufDeserializer<Grpc_Testing_StreamingOutputCallResponse>
-  static var coders: CoreBenchCoders<Self> {
-    CoreBenchCoders(
-      unarySerializer: ProtobufSerializer(),
-      unaryDeserializer: ProtobufDeserializer(),
-      streamSerializer: ProtobufSerializer(),
-      streamDeserializer: ProtobufDeserializer()
-    )
-  }
 }
 
 /// The transport every Swift bench client below GRPCCall2 uses: the settings GRPCCall2 uses.
