@@ -268,6 +268,16 @@ public final class GRPCCall2: Sendable {
     }
   }
 
+  /// A message the handler's task read from the stream handed to it: `true` when that task
+  /// takes it directly (``StateMachine/receivePulled(_:)``).
+  fileprivate func receivePulled(_ message: any Sendable) -> Bool {
+    let (taken, drain) = self.state.withLock { $0.receivePulled(message) }
+    if drain {
+      self.drain()
+    }
+    return taken
+  }
+
   /// How many hops to the handler's queue the call has made so far, and how many responses
   /// wait for the next one (for tests).
   var deliveryCounts: (drains: Int, pending: Int) {
@@ -327,6 +337,12 @@ private final class CallLink: ResponseLink {
       let handler = call.handler as? any ResponsePulling
     else { return false }
     return handler.take(pull)
+  }
+
+  func receivePulled(_ message: any Sendable) -> Bool {
+    // No type check: only a chain without interceptors hands the stream over, so the message
+    // is the call's own marshaller's.
+    self.call?.receivePulled(message) ?? false
   }
 
   func receive(_ response: CallResponse, withinDeliveryQueue: Bool) {

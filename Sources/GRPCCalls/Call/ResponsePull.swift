@@ -15,7 +15,11 @@ package protocol ResponsePulling: AnyObject {
 /// Read by the call's task, each message of a flooding stream would wake the consumer's task,
 /// and each request for the next (flow control keeps one between them) the reading task.
 /// Handed over, the consumer reads a part when it wants a message, on its own thread, and no
-/// task switch separates it from the transport while the transport has parts buffered.
+/// task switch separates it from the transport while the transport has parts buffered. Its
+/// read is its demand: it reads a message only when it wants one, so the server is held back
+/// exactly as by a reader that asks for each message. A message it reads goes to it directly
+/// when the call would deliver it at once (``ResponseLink/receivePulled(_:)``), otherwise
+/// through the call's callbacks, which keep it in order with what they still deliver.
 ///
 /// The call's task waits for what the consumer read last (``waitForEnd()``): the status, or a
 /// failure. When that task is cancelled (the application's cancel, the deadline), or the
@@ -36,6 +40,28 @@ package protocol ResponsePulling: AnyObject {
 /// while the state is `reading` (set under the lock), the call's task once the state is
 /// `ended` or `reclaimed`; the lock orders each hand-over.
 package final class ResponsePull: @unchecked Sendable {
+  /// What one read of the stream found.
+  enum Read {
+    /// The next message, for the consumer to take.
+    case message(any Sendable)
+    /// A message that went through the call's callbacks, or was dropped because the call
+    /// closed meanwhile: the consumer waits for the callbacks.
+    case delivered
+    /// The status, or a failure: the call's task closes the call with it.
+    case ended(RPCOutcome)
+  }
+
+  /// What ``readNext()`` gives the consumer.
+  package enum Next {
+    /// The next message: the consumer takes it.
+    case message(any Sendable)
+    /// What the read found comes through the call's callbacks: a message, or the close.
+    case callbacks
+    /// The stream is no longer the consumer's (the call's task took it back, or it ended):
+    /// nothing was read.
+    case notHanded
+  }
+
   private enum Phase {
     case parked
     case reading(stopRequested: Bool)
@@ -50,7 +76,7 @@ package final class ResponsePull: @unchecked Sendable {
     /// The call's task, waiting for the end.
     var waiter: CheckedContinuation<RPCOutcome?, Never>?
 
-    /// Leaves `reading` after a read that found `outcome` (`nil`: a message went up); returns
+    /// Leaves `reading` after a read that found `outcome` (`nil`: a message); returns
     /// the waiter to resume and what to resume it with, if the stream left the consumer.
     mutating func finishRead(
       _ outcome: RPCOutcome?
@@ -70,31 +96,38 @@ package final class ResponsePull: @unchecked Sendable {
   }
 
   private let state = LockedValue(State())
-  /// Reads parts until one message went up the chain (`nil`) or the stream ended (how).
-  private let read: () async -> RPCOutcome?
+  /// Reads parts until the next message, or the end of the stream.
+  private let read: () async -> Read
   /// Makes the stream fail, so that a read waiting on the transport returns.
   private let stop: @Sendable () -> Void
 
-  init(read: @escaping () async -> RPCOutcome?, stop: @escaping @Sendable () -> Void) {
+  init(read: @escaping () async -> Read, stop: @escaping @Sendable () -> Void) {
     self.read = read
     self.stop = stop
   }
 
-  /// Reads the stream until the next message went up the chain, or until its end; `false`,
-  /// without reading, when the stream is no longer the consumer's (the call's task took it
-  /// back, or it ended).
-  package func readNext() async -> Bool {
+  /// Reads the stream until the next message, or until its end; ``Next/notHanded``, without
+  /// reading, when the stream is no longer the consumer's (the call's task took it back, or it
+  /// ended).
+  package func readNext() async -> Next {
     let mine = self.state.withLock { state in
       guard case .parked = state.phase else { return false }
       state.phase = .reading(stopRequested: false)
       return true
     }
-    guard mine else { return false }
-    let outcome = await self.read()
+    guard mine else { return .notHanded }
+    let read = await self.read()
+    let outcome: RPCOutcome?
+    let next: Next
+    switch read {
+    case .message(let message): (outcome, next) = (nil, .message(message))
+    case .delivered: (outcome, next) = (nil, .callbacks)
+    case .ended(let end): (outcome, next) = (end, .callbacks)
+    }
     if let (waiter, outcome) = self.state.withLock({ $0.finishRead(outcome) }) {
       waiter?.resume(returning: outcome)
     }
-    return true
+    return next
   }
 
   /// Waits until the consumer read the end of the stream, and returns how it ended; `nil` when

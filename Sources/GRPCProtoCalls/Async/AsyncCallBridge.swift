@@ -14,13 +14,13 @@ internal import GRPCCore
 /// call ↔ bridge cycle.
 ///
 /// Once a server stream floods the client, the call may hand the rest of it over
-/// (``ResponsePulling``): the reader then asks for a message and reads the stream itself, in
-/// its own task, until that message went up. A reader that waited for a message when the
-/// stream came asks again before it reads, since the message it asked for may still be on its
-/// way through the call: so, once, two messages may be buffered here. After the hand-over the
-/// stream's status is read, and the call closes, when the reader asks for the message after
-/// the last; and cancelling the reader's task while it waits for a message ends the call
-/// (`CANCELLED`), as it ends a read of `GRPCClient`'s responses.
+/// (``ResponsePulling``): a reader that finds no message then reads the stream itself, in its
+/// own task, without asking the call: its read is its demand. It takes the message it read
+/// directly, unless the call has callbacks still to deliver (a message on its way when the
+/// stream came): then that message follows them, and the reader waits for it as for any
+/// callback. After the hand-over the stream's status is read, and the call closes, when the
+/// reader asks for the message after the last; and cancelling the reader's task while it waits
+/// for a message ends the call (`CANCELLED`), as it ends a read of `GRPCClient`'s responses.
 ///
 /// Not generic over the response type: the typed faces (``GRPCResponseStream``, the unary
 /// methods) are generic functions the library runs unspecialized, and there every use of a type
@@ -41,24 +41,16 @@ final class AsyncCallBridge: GRPCResponseHandler {
     case message(any Sendable)
     case end
     case fail(GRPCError)
-    /// Read the stream until the next message went up (``ResponsePull``).
+    /// Read the next message from the stream (``ResponsePull``).
     case pull(ResponsePull)
-  }
-
-  /// What the reader is waiting for.
-  private enum Awaiting {
-    case nothing
-    /// A message it asked the call for.
-    case asked
-    /// A message it read from the stream itself, on its way through the call.
-    case pulled
   }
 
   private struct State {
     /// The call this bridge serves: set right after the call is made, let go of at the close.
     var call: GRPCCall2?
     var messages: [any Sendable] = []
-    var awaiting = Awaiting.nothing
+    /// Whether the reader asked the call for a message that has not come yet.
+    var asked = false
     /// The rest of the response stream, once the call handed it over (``ResponsePulling``).
     var pull: ResponsePull?
     /// Whether the call ever handed the stream over.
@@ -71,8 +63,11 @@ final class AsyncCallBridge: GRPCResponseHandler {
 
     /// What the reader takes next, and the call to ask for a message first, if any; `nil`
     /// when there is nothing to take yet: `reader` then waits for a callback to wake it.
+    /// `mayPull`: the reader may read the stream, if it has it; `false` while what it read last
+    /// comes through the callbacks.
     mutating func nextStep(
       flowControlled: Bool,
+      mayPull: Bool,
       reader: CheckedContinuation<ReadStep?, Never>?
     ) -> (step: ReadStep?, ask: GRPCCall2?) {
       if !self.messages.isEmpty {
@@ -83,23 +78,13 @@ final class AsyncCallBridge: GRPCResponseHandler {
       case .failure(let error)?: return (.fail(error), nil)
       case nil: break
       }
-      var ask: GRPCCall2?
-      switch self.awaiting {
-      case .nothing:
-        ask = flowControlled ? self.call : nil
-        self.awaiting = .asked
-      case .asked:
-        break
-      case .pulled:
-        if let reader { self.reader = reader }
-        return (nil, nil)
-      }
-      if let pull = self.pull {
-        self.awaiting = .pulled
-        return (.pull(pull), ask)
+      if let pull = self.pull, mayPull {
+        return (.pull(pull), nil)
       }
       if let reader { self.reader = reader }
-      return (nil, ask)
+      guard self.pull == nil, !self.asked, flowControlled else { return (nil, nil) }
+      self.asked = true
+      return (nil, self.call)
     }
   }
 
@@ -147,13 +132,19 @@ final class AsyncCallBridge: GRPCResponseHandler {
 
   /// The next message, `nil` after a clean close; throws the call's error.
   func nextMessage() async throws -> (any Sendable)? {
+    var mayPull = true
     while true {
-      switch await self.nextStep() {
+      switch await self.nextStep(mayPull: mayPull) {
       case .message(let message): return message
       case .end: return nil
       case .fail(let error): throw error
       case .pull(let pull):
-        if !(await pull.readNext()) {
+        switch await pull.readNext() {
+        case .message(let message):
+          return message
+        case .callbacks:
+          mayPull = false
+        case .notHanded:
           // The call's task took the stream back (the call was cancelled): what it reads
           // arrives through the callbacks.
           self.state.withLock { state in
@@ -165,9 +156,9 @@ final class AsyncCallBridge: GRPCResponseHandler {
   }
 
   /// The next step, waiting for a callback while there is nothing to take.
-  private func nextStep() async -> ReadStep {
+  private func nextStep(mayPull: Bool) async -> ReadStep {
     let (first, ask) = self.state.withLock {
-      $0.nextStep(flowControlled: self.flowControlled, reader: nil)
+      $0.nextStep(flowControlled: self.flowControlled, mayPull: mayPull, reader: nil)
     }
     ask?.receiveNextMessages(1)
     if let first { return first }
@@ -175,7 +166,7 @@ final class AsyncCallBridge: GRPCResponseHandler {
       let step = await withCheckedContinuation {
         (continuation: CheckedContinuation<ReadStep?, Never>) in
         let (step, ask) = self.state.withLock {
-          $0.nextStep(flowControlled: self.flowControlled, reader: continuation)
+          $0.nextStep(flowControlled: self.flowControlled, mayPull: mayPull, reader: continuation)
         }
         ask?.receiveNextMessages(1)
         if let step {
@@ -227,7 +218,7 @@ final class AsyncCallBridge: GRPCResponseHandler {
 
   func didReceiveData(_ data: any Sendable) {
     let reader: CheckedContinuation<ReadStep?, Never>? = self.state.withLock { state in
-      state.awaiting = .nothing
+      state.asked = false
       guard let reader = state.reader else {
         state.messages.append(data)
         return nil
@@ -284,11 +275,6 @@ extension AsyncCallBridge: ResponsePulling {
       guard state.closed == nil else { return (false, nil) }
       state.pull = pull
       state.wasHandedStream = true
-      if state.awaiting == .asked {
-        // The call's task may have taken that demand for a message still on its way through
-        // the call, with none left for the reader's own read: it asks again.
-        state.awaiting = .nothing
-      }
       defer { state.reader = nil }
       return (true, state.reader)
     }

@@ -182,6 +182,52 @@ struct GRPCCall2StateMachineTests {
     #expect(scheduled9)
   }
 
+  // MARK: Messages the handler's task read itself
+
+  @Test("a pulled message is the reader's when nothing waits to be delivered")
+  func pulledTakenWhenIdle() {
+    var machine = Machine()
+    _ = machine.start()
+    _ = machine.receive(.initialMetadata([:]))
+    _ = machine.drainAll()
+    let (taken, drain) = machine.receivePulled(Data([1]))
+    #expect(taken && !drain)
+    #expect(machine.pendingCount == 0 && !machine.draining)
+  }
+
+  @Test("a pulled message follows what a drain still delivers")
+  func pulledQueuedBehindDrain() {
+    var machine = Machine()
+    _ = machine.start()
+    _ = machine.receive(.initialMetadata([:]))
+    _ = machine.receive(.message(Data([1])))
+    #expect(machine.nextDelivery()?.delivery.isInitialMetadata == true)
+    let (taken, drain) = machine.receivePulled(Data([2]))
+    #expect(!taken && !drain, "the running drain delivers it")
+    let rest = machine.drainAll()
+    #expect(rest.map(\.kind) == ["message", "message"])
+    // The drain is over: the next one is the reader's again.
+    #expect(machine.receivePulled(Data([3])).taken)
+  }
+
+  @Test(
+    "a pulled message after a cancel, or after a close came from below, is dropped",
+    arguments: [true, false]
+  )
+  func pulledDroppedWhenClosing(cancelled: Bool) {
+    var machine = Machine()
+    _ = machine.start()
+    if cancelled {
+      _ = machine.cancel()
+    } else {
+      _ = machine.receive(.close(trailers: [:], error: nil))
+    }
+    let (taken, drain) = machine.receivePulled(Data([1]))
+    #expect(!taken && !drain)
+    #expect(machine.drainAll().map(\.kind) == ["close"])
+    #expect(!machine.receivePulled(Data([2])).taken, "closed: nothing reaches the reader")
+  }
+
   @Test("nothing from below is accepted after a close, even before it is delivered")
   func nothingAfterClose() {
     var machine = Machine()

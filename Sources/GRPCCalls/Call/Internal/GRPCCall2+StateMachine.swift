@@ -282,6 +282,21 @@ extension GRPCCall2 {
       return self.scheduleDrain(hop: !withinQueue)
     }
 
+    /// A message the handler's own task read from the stream handed to it (``ResponsePull``).
+    ///
+    /// The task takes it itself (`taken`) when the call would deliver it at once: the
+    /// response half is open, no close came from below, and no drain runs, so every earlier
+    /// response has been delivered. Otherwise it is received like any response: pending behind
+    /// what a drain still delivers, or dropped after a close.
+    ///
+    /// - Returns: Whether the task takes the message, and whether the owner must drain.
+    mutating func receivePulled(_ message: any Sendable) -> (taken: Bool, drain: Bool) {
+      if self.response == .open, !self.closeReceived, !self.draining {
+        return (true, false)
+      }
+      return (false, self.receive(.message(message), withinQueue: true))
+    }
+
     /// The next response to deliver, taken by the drain; `nil` ends the drain.
     ///
     /// Taking the close makes the machine terminal, and lets go of the chain (unless a thread

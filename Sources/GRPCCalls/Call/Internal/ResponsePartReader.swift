@@ -52,11 +52,7 @@ struct ResponsePartReader {
         return outcome
       }
       if let stopStream {
-        let stream = PulledStream(
-          parts: parts,
-          headers: headers,
-          flowControlled: self.runner.isFlowControlled
-        )
+        let stream = PulledStream(parts: parts, headers: headers)
         let pull = ResponsePull(read: { await self.readNextMessage(of: stream) }, stop: stopStream)
         if self.runner.previous.offer(pull) {
           if let outcome = await pull.waitForEnd() {
@@ -96,37 +92,34 @@ struct ResponsePartReader {
   private final class PulledStream<Source: ResponsePartSource> {
     var parts: Source
     var headers: Metadata?
-    let flowControlled: Bool
 
-    init(parts: Source, headers: Metadata?, flowControlled: Bool) {
+    init(parts: Source, headers: Metadata?) {
       self.parts = parts
       self.headers = headers
-      self.flowControlled = flowControlled
     }
   }
 
-  /// Reads `stream` until a message went up the chain (`nil`) or the stream ended (how).
+  /// Reads `stream` until the next message or the end of the stream.
   private func readNextMessage(
     of stream: PulledStream<some ResponsePartSource>
-  ) async
-    -> RPCOutcome?
-  {
+  ) async -> ResponsePull.Read {
     do {
       while let part = try await stream.parts.next() {
         switch try await self.handle(
           part,
           headers: &stream.headers,
           place: .consumer,
-          flowControlled: stream.flowControlled
+          flowControlled: false
         ) {
         case .headers: continue
-        case .message: return nil
-        case .ended(let outcome): return outcome
+        case .message: return .delivered
+        case .pulled(let message): return .message(message)
+        case .ended(let outcome): return .ended(outcome)
         }
       }
       throw Self.endedWithoutStatus
     } catch {
-      return self.failure(error, headers: stream.headers ?? [:], trailers: nil)
+      return .ended(self.failure(error, headers: stream.headers ?? [:], trailers: nil))
     }
   }
 
@@ -150,6 +143,8 @@ struct ResponsePartReader {
     case headers
     /// A message went up; `waitedForDemand`: it had to wait for the application to ask.
     case message(waitedForDemand: Bool)
+    /// A message the task that consumes the responses takes itself (``ResponsePull``).
+    case pulled(any Sendable)
     case ended(RPCOutcome)
   }
 
@@ -169,7 +164,7 @@ struct ResponsePartReader {
         place: place,
         flowControlled: flowControlled
       ) {
-      case .headers:
+      case .headers, .pulled:
         break
       case .message(let waited):
         waitedForDemand = waitedForDemand || waited
@@ -208,6 +203,12 @@ struct ResponsePartReader {
           code: .internalError,
           message: "The server sent a message before its headers."
         )
+      }
+      if place == .consumer {
+        // The consumer reads when it wants a message: its read is its demand.
+        let message = try self.coder.deserialize(data)
+        return self.runner.previous.receivePulled(message)
+          ? .pulled(message) : .message(waitedForDemand: false)
       }
       // With flow control, each message waits for a unit of demand; the next part is read
       // only after that, so at most one message waits in this layer.

@@ -49,11 +49,22 @@ protocol ResponseLink: AnyObject, Sendable {
   /// call itself takes it, and only for a handler that reads in its own task: an interceptor
   /// sees each response where the chain runs it.
   func offer(_ pull: ResponsePull) -> Bool
+
+  /// Takes a message the handler's own task read from a stream handed to it (``ResponsePull``):
+  /// `true` when that task takes the message itself, delivered; `false` when it comes through
+  /// the handler's callbacks (or is dropped: the call closed). Only the element that took the
+  /// stream (``offer(_:)``) is given such messages.
+  func receivePulled(_ message: any Sendable) -> Bool
 }
 
 extension ResponseLink {
   func offer(_ pull: ResponsePull) -> Bool {
     false
+  }
+
+  func receivePulled(_ message: any Sendable) -> Bool {
+    self.receive(.message(message), withinDeliveryQueue: false)
+    return false
   }
 
   func initialMetadata(_ metadata: Metadata) {
