@@ -271,11 +271,7 @@ public final class GRPCCall2: Sendable {
   /// A message the handler's task read from the stream handed to it: `true` when that task
   /// takes it directly (``StateMachine/receivePulled(_:)``).
   fileprivate func receivePulled(_ message: any Sendable) -> Bool {
-    let (taken, drain) = self.state.withLock { $0.receivePulled(message) }
-    if drain {
-      self.drain()
-    }
-    return taken
+    self.state.withLock { $0.receivePulled(message) }
   }
 
   /// How many hops to the handler's queue the call has made so far, and how many responses

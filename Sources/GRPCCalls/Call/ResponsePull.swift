@@ -41,7 +41,7 @@ package protocol ResponsePulling: AnyObject {
 /// `ended` or `reclaimed`; the lock orders each hand-over.
 package final class ResponsePull: @unchecked Sendable {
   /// What one read of the stream found.
-  enum Read {
+  package enum Read {
     /// The next message, for the consumer to take.
     case message(any Sendable)
     /// A message that went through the call's callbacks, or was dropped because the call
@@ -101,7 +101,7 @@ package final class ResponsePull: @unchecked Sendable {
   /// Makes the stream fail, so that a read waiting on the transport returns.
   private let stop: @Sendable () -> Void
 
-  init(read: @escaping () async -> Read, stop: @escaping @Sendable () -> Void) {
+  package init(read: @escaping () async -> Read, stop: @escaping @Sendable () -> Void) {
     self.read = read
     self.stop = stop
   }

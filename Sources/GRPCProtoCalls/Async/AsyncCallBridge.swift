@@ -17,8 +17,8 @@ internal import GRPCCore
 /// (``ResponsePulling``): a reader that finds no message then reads the stream itself, in its
 /// own task, without asking the call: its read is its demand. It takes the message it read
 /// directly, unless the call has callbacks still to deliver (a message on its way when the
-/// stream came): then that message follows them, and the reader waits for it as for any
-/// callback. After the hand-over the stream's status is read, and the call closes, when the
+/// stream came: the message follows them) or is closing (the message is dropped): then the
+/// reader waits for the callbacks. After the hand-over the stream's status is read, and the call closes, when the
 /// reader asks for the message after the last; and cancelling the reader's task while it waits
 /// for a message ends the call (`CANCELLED`), as it ends a read of `GRPCClient`'s responses.
 ///
@@ -141,7 +141,7 @@ final class AsyncCallBridge: GRPCResponseHandler {
       case .pull(let pull):
         switch await pull.readNext() {
         case .message(let message):
-          return message
+          return self.inOrder(message)
         case .callbacks:
           mayPull = false
         case .notHanded:
@@ -152,6 +152,18 @@ final class AsyncCallBridge: GRPCResponseHandler {
           }
         }
       }
+    }
+  }
+
+  /// `pulled`, a message the reader read from the stream, or, if a callback buffered a message
+  /// while it read, the first of those: `pulled` then waits behind them. (The call hands
+  /// `pulled` over only when it has nothing left to deliver, so a message buffered meanwhile
+  /// came before it.)
+  private func inOrder(_ pulled: any Sendable) -> any Sendable {
+    self.state.withLock { state in
+      guard !state.messages.isEmpty else { return pulled }
+      state.messages.append(pulled)
+      return state.messages.removeFirst()
     }
   }
 

@@ -3,8 +3,9 @@ public import SwiftProtobuf
 
 /// The responses of a streaming call, as an `AsyncSequence`.
 ///
-/// Each step of the iteration asks the call for one more message (flow control, L49), so a
-/// consumer that stops or slows down holds the server back through HTTP/2 flow control.
+/// Each step of the iteration asks the call for one more message (flow control, L49), or, once
+/// a server stream floods the client, reads the next one from the transport itself: either
+/// way a consumer that stops or slows down holds the server back through HTTP/2 flow control.
 /// Iteration ends after the last message of a call that closed with OK and throws the
 /// `GRPCError` of one that failed.
 public struct GRPCResponseStream<Response: SwiftProtobuf.Message>: AsyncSequence, Sendable {

@@ -289,12 +289,15 @@ extension GRPCCall2 {
     /// response has been delivered. Otherwise it is received like any response: pending behind
     /// what a drain still delivers, or dropped after a close.
     ///
-    /// - Returns: Whether the task takes the message, and whether the owner must drain.
-    mutating func receivePulled(_ message: any Sendable) -> (taken: Bool, drain: Bool) {
+    /// - Returns: Whether the task takes the message. When it does not, no drain is to be
+    ///   scheduled: the one running delivers the message, or the call is closing.
+    mutating func receivePulled(_ message: any Sendable) -> Bool {
       if self.response == .open, !self.closeReceived, !self.draining {
-        return (true, false)
+        return true
       }
-      return (false, self.receive(.message(message), withinQueue: true))
+      let drain = self.receive(.message(message))
+      assert(!drain, "a pulled message is queued only behind a running drain")
+      return false
     }
 
     /// The next response to deliver, taken by the drain; `nil` ends the drain.

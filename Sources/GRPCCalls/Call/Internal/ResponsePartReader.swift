@@ -141,7 +141,8 @@ struct ResponsePartReader {
   /// What a part did.
   private enum Handled {
     case headers
-    /// A message went up; `waitedForDemand`: it had to wait for the application to ask.
+    /// A message went up (or, read by the consumer's task, was dropped as the call closes);
+    /// `waitedForDemand`: it had to wait for the application to ask.
     case message(waitedForDemand: Bool)
     /// A message the task that consumes the responses takes itself (``ResponsePull``).
     case pulled(any Sendable)
