@@ -16,15 +16,30 @@ struct TokenRefreshInterceptorTests {
     let lifetime: TimeInterval?
     let failure: GRPCError?
     private let count = LockedValue(0)
+    /// Whether fetches wait for ``release()``, and the one waiting.
+    private let gate: LockedValue<(held: Bool, waiter: CheckedContinuation<Void, Never>?)>
 
+    /// - Parameter held: Fetches wait until ``release()``.
     init(
       clock: ManualClock = ManualClock(),
       lifetime: TimeInterval? = nil,
-      failure: GRPCError? = nil
+      failure: GRPCError? = nil,
+      held: Bool = false
     ) {
       self.clock = clock
       self.lifetime = lifetime
       self.failure = failure
+      self.gate = LockedValue((held, nil))
+    }
+
+    /// Lets a held fetch, and every later one, go on.
+    func release() {
+      let waiter = self.gate.withLock { gate in
+        gate.held = false
+        defer { gate.waiter = nil }
+        return gate.waiter
+      }
+      waiter?.resume()
     }
 
     var fetches: Int { self.count.withLock { $0 } }
@@ -33,6 +48,14 @@ struct TokenRefreshInterceptorTests {
       let number = self.count.withLock {
         $0 += 1
         return $0
+      }
+      await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let waits = self.gate.withLock { gate in
+          guard gate.held else { return false }
+          gate.waiter = continuation
+          return true
+        }
+        if !waits { continuation.resume() }
       }
       // Slow, as a real identity provider: calls made meanwhile must wait for this fetch.
       try await Task.sleep(for: .milliseconds(100))
@@ -213,7 +236,8 @@ struct TokenRefreshInterceptorTests {
   @Test("a call cancelled while it waits for its token closes once with CANCELLED and never starts")
   func cancelWhileWaiting() async throws {
     try await withTestServer { server in
-      let source = Source()
+      // The fetch waits until the call is cancelled, however slowly the test runs.
+      let source = Source(held: true)
       let factory = source.factory()
       var options = server.options
       options.interceptorFactories = [factory]
@@ -223,6 +247,7 @@ struct TokenRefreshInterceptorTests {
       call.cancel()
       let close = try #require(await recorder.waitForClose(upTo: 60))
       #expect(close.error?.code == .cancelled)
+      source.release()
       // A second call shares the first one's fetch: once it is done, so is the first's wait.
       #expect(try await Self.unary(server, factory: factory).error == nil)
       #expect(source.fetches == 1)
