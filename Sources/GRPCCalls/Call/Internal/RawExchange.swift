@@ -1,5 +1,6 @@
 internal import Foundation
 internal import GRPCCore
+internal import GRPCNIOTransportHTTP2Posix
 
 /// One RPC on a transport stream directly (the raw path): writes the requests, reads the
 /// responses up the runner's chain (``ResponsePartReader``, as on the `GRPCClient` path), and
@@ -12,10 +13,20 @@ struct RawExchange: TransportStreamBody {
   let attempt: RPCAttempt
 
   static func run(runner: GRPCCall2Internal, _ attempt: RPCAttempt) async throws -> RPCOutcome {
-    try await attempt.channel.withTransportStream(
+    let exchange = RawExchange(runner: runner, attempt: attempt)
+    if let transport = attempt.channel.posixTransport {
+      // The built-in transport's own stream type: the exchange is specialized for it.
+      return try await transport.withStream(
+        descriptor: attempt.descriptor,
+        options: attempt.options
+      ) { stream, _ in
+        try await exchange.run(on: stream)
+      }
+    }
+    return try await attempt.channel.withTransportStream(
       descriptor: attempt.descriptor,
       options: attempt.options,
-      body: RawExchange(runner: runner, attempt: attempt)
+      body: exchange
     )
   }
 

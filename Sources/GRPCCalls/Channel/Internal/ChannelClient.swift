@@ -26,6 +26,11 @@ protocol ChannelClient: Sendable {
   /// transport's writer leads to the server only).
   var failsResponsesWithWriter: Bool { get }
 
+  /// The transport, when it is grpc-swift-nio-transport's HTTP/2 one: the raw path then runs
+  /// its exchange on that transport's own stream type, which the compiler specializes, rather
+  /// than through ``withTransportStream(descriptor:options:body:)``, generic at run time.
+  var posixTransport: HTTP2ClientTransport.Posix? { get }
+
   /// Runs `body` on a stream of the transport itself: no executor, no task group (the raw
   /// path, for calls with no retry or hedging policy).
   func withTransportStream<Body: TransportStreamBody>(
@@ -52,9 +57,11 @@ protocol TransportStreamBody: Sendable {
 struct TransportChannelClient<Transport: ClientTransport>: ChannelClient {
   let client: GRPCClient<PlannedTransport<Transport>>
   let transport: Transport
+  let posixTransport: HTTP2ClientTransport.Posix?
 
   init(transport: Transport) {
     self.transport = transport
+    self.posixTransport = transport as? HTTP2ClientTransport.Posix
     self.client = GRPCClient(
       transport: PlannedTransport(inner: transport),
       interceptors: [RetryInfoPushback()]
@@ -79,7 +86,7 @@ struct TransportChannelClient<Transport: ClientTransport>: ChannelClient {
   }
 
   var failsResponsesWithWriter: Bool {
-    Transport.self == HTTP2ClientTransport.Posix.self
+    self.posixTransport != nil
   }
 
   func rawStreaming<Result: Sendable>(
