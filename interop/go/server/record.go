@@ -117,7 +117,9 @@ func sleepIfAsked(ctx context.Context, md metadata.MD) error {
 //     done when the handler returned, or a read or write failed with CANCELLED or
 //     DEADLINE_EXCEEDED. grpc-go cancels the context only when the client resets the stream
 //     (RST_STREAM), the connection goes or the deadline passes, never because the client
-//     half-closed, and only after the handler has returned when the RPC ends normally.
+//     half-closed, and only after the handler has returned when the RPC ends normally. A write
+//     that failed because the client's reset marked the stream done counts too, once the
+//     context's cancel that follows it has come.
 //     "deadline" if grpc-go's deadline expired, or if the client's reset came within
 //     min(100 ms, a quarter of the timeout) of the deadline: a client whose deadline passes
 //     resets the stream with CANCEL, which can arrive before the server's own timer fires.
@@ -128,6 +130,18 @@ func sleepIfAsked(ctx context.Context, md metadata.MD) error {
 //     bidirectional methods, had read the client's END_STREAM (io.EOF).
 func (st *rpcState) outcome(ctx context.Context, err error, clientStream bool) string {
 	cause := ctx.Err()
+	if cause == nil && status.Code(st.transportErr) == codes.Internal {
+		// grpc-go marks a reset stream done before it cancels the stream's context
+		// (http2Server.closeStream): a write in between fails with INTERNAL ("the stream is
+		// done") while the context is not cancelled yet. The cancel follows at once; wait for
+		// it (a write that failed for another reason leaves the context alone: then the wait
+		// ends without a cause).
+		select {
+		case <-ctx.Done():
+			cause = ctx.Err()
+		case <-time.After(30 * time.Second):
+		}
+	}
 	if cause == nil {
 		switch status.Code(st.transportErr) {
 		case codes.Canceled:
