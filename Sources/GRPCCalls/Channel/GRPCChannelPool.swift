@@ -97,16 +97,15 @@ public final class GRPCChannelPool: Sendable {
     try options.channelKeyCache.key(host: host, options: options)
   }
 
-  /// The executor for the task of a call to `host` with `options`: that of the event loop of
-  /// the connection it would go to while that is open and nearly idle; `nil` (the shared pool)
+  /// The executor for the task of a call on `key`'s channel: that of the event loop of the
+  /// connection it would go to while that is open and nearly idle; `nil` (the shared pool)
   /// otherwise.
   ///
   /// On the loop a call makes no thread hop, which is what a lone call's latency needs; many
   /// calls at once do better spread over the pool's threads beside the loop's I/O, as their
   /// per-call work would otherwise queue on the loop's one thread.
-  func executor(host: String, options: GRPCCallOptions) -> EventLoopTaskExecutor? {
-    guard let key = try? self.key(host: host, options: options),
-      let (connection, inFlight) = self.state.withLock({ $0.nextConnection(for: key) }),
+  func executor(for key: ChannelKey) -> EventLoopTaskExecutor? {
+    guard let (connection, inFlight) = self.state.withLock({ $0.nextConnection(for: key) }),
       inFlight < Self.callsOnLoop
     else { return nil }
     return connection.executor

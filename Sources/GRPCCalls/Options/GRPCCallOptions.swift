@@ -459,7 +459,20 @@ public struct GRPCCallOptions: Sendable {
 
   /// The channel-level options, which the public properties above read and write: what
   /// decides the channel a call runs on.
-  var channelSettings = ChannelSettings()
+  var channelSettings: ChannelSettings {
+    _read { yield self.sharedSettings.value }
+    _modify {
+      if !isKnownUniquelyReferenced(&self.sharedSettings) {
+        self.sharedSettings = ChannelSettings.Shared(self.sharedSettings.value)
+      }
+      yield &self.sharedSettings.value
+    }
+  }
+
+  /// The storage of ``channelSettings``, shared by copies until one of them changes a
+  /// channel-level option: copying options copies one reference, and settings that were not
+  /// changed are recognized by identity (``ChannelKeyCache``).
+  private(set) var sharedSettings = ChannelSettings.Shared(ChannelSettings())
 
   /// The channel key last derived from these options, shared by their copies: a service's
   /// calls derive it once, not once per call. It holds the settings it was derived from, so a

@@ -77,22 +77,18 @@ final class GRPCCall2Internal: Sendable {
     self.state.withLock { $0.cancelReason }
   }
 
-  private func run(requestOptions: GRPCRequestOptions, callOptions: GRPCCallOptions) async {
-    var callOptions = callOptions
-    // Only when an interceptor changed them: setting a channel-level option drops the options'
-    // cached channel key.
-    if callOptions.transportType != self.transportType {
-      callOptions.transportType = self.transportType
-    }
-    if callOptions.transport != self.transport {
-      callOptions.transport = self.transport
-    }
+  /// Runs the RPC; `key` is the channel key of `callOptions`, derived when the call started.
+  private func run(
+    requestOptions: GRPCRequestOptions,
+    callOptions: GRPCCallOptions,
+    key: Result<ChannelKey, GRPCError>
+  ) async {
     var limit = callOptions.effectiveResponseSizeLimit
     var timer: DispatchWorkItem?
     defer { timer?.cancel() }
     let outcome: RPCOutcome
     do {
-      let key = try self.pool.key(host: requestOptions.host, options: callOptions)
+      let key = try key.get()
       limit = key.responseSizeLimit
       var descriptor = try MethodPath.descriptor(for: requestOptions.path)
       var metadata = try await RequestMetadata.make(for: callOptions, userAgent: key.userAgent)
@@ -224,7 +220,11 @@ extension GRPCCall2Internal: RequestLink {
     writes: [any Sendable],
     finish: Bool
   ) {
-    let executor = self.pool.executor(host: requestOptions.host, options: callOptions)
+    let callOptions = self.onCallTransport(callOptions)
+    let key = Result { () throws(GRPCError) in
+      try self.pool.key(host: requestOptions.host, options: callOptions)
+    }
+    let executor = (try? key.get()).flatMap { self.pool.executor(for: $0) }
     self.state.withLock { machine in
       guard
         machine.start(writes: writes, finish: finish, flowControl: callOptions.enableFlowControl)
@@ -233,10 +233,24 @@ extension GRPCCall2Internal: RequestLink {
       // Made under the lock, so the RPC cannot end before the machine holds its task.
       machine.running(
         in: Task(executorPreference: executor) {
-          await self.run(requestOptions: requestOptions, callOptions: callOptions)
+          await self.run(requestOptions: requestOptions, callOptions: callOptions, key: key)
         }
       )
     }
+  }
+
+  /// `options` on the transport the call was made with, which an interceptor cannot change.
+  private func onCallTransport(_ options: GRPCCallOptions) -> GRPCCallOptions {
+    var options = options
+    // Set only when an interceptor changed them: a copy with another channel-level option
+    // derives its channel key anew.
+    if options.transportType != self.transportType {
+      options.transportType = self.transportType
+    }
+    if options.transport != self.transport {
+      options.transport = self.transport
+    }
+    return options
   }
 
   func write(_ message: any Sendable) {

@@ -11,7 +11,7 @@
 final class ChannelKeyCache: Sendable {
   private struct Entry {
     var host: String
-    var settings: ChannelSettings
+    var settings: ChannelSettings.Shared
     var key: ChannelKey
   }
 
@@ -22,7 +22,7 @@ final class ChannelKeyCache: Sendable {
 
   /// The key of a call to `host` with `options`, derived once per host and settings.
   func key(host: String, options: GRPCCallOptions) throws(GRPCError) -> ChannelKey {
-    let settings = options.channelSettings
+    let settings = options.sharedSettings
     if let cached = self.entries.withLock({ Self.take(host, settings, from: &$0) }) {
       return cached
     }
@@ -39,10 +39,13 @@ final class ChannelKeyCache: Sendable {
   /// The key of the entry for `host` and `settings`, which moves to the front; `nil` if none.
   private static func take(
     _ host: String,
-    _ settings: ChannelSettings,
+    _ settings: ChannelSettings.Shared,
     from entries: inout [Entry]
   ) -> ChannelKey? {
-    guard let index = entries.firstIndex(where: { $0.host == host && $0.settings == settings })
+    guard
+      let index = entries.firstIndex(where: {
+        $0.host == host && $0.settings.holdsSameSettings(as: settings)
+      })
     else {
       return nil
     }

@@ -35,6 +35,28 @@ struct PoolState {
       }
       return (best, false)
     }
+
+    /// Counts a call on the connection ``pick()`` chose.
+    mutating func checkOut() -> Checkout {
+      let (connection, starts) = self.pick()
+      if starts {
+        self.inFlight.append(0)
+      }
+      self.inFlight[connection] += 1
+      self.activeCalls += 1
+      self.idleSince = nil
+      return Checkout(channel: self.channel, connection: connection, starts: starts)
+    }
+
+    /// Counts a call off `connection`; returns `true` if the idle timer must be armed.
+    mutating func checkIn(connection: Int, now: ContinuousClock.Instant) -> Bool {
+      self.activeCalls -= 1
+      self.inFlight[connection] -= 1
+      guard self.activeCalls == 0 else { return false }
+      self.idleSince = now
+      defer { self.timerArmed = true }
+      return !self.timerArmed
+    }
   }
 
   /// A call's place: the channel, its connection, and whether that connection has to start.
@@ -135,16 +157,9 @@ struct PoolState {
   }
 
   mutating func checkOut(_ key: ChannelKey) -> Checkout? {
-    guard var entry = self.entries[key] else { return nil }
-    let (connection, starts) = entry.pick()
-    if starts {
-      entry.inFlight.append(0)
-    }
-    entry.inFlight[connection] += 1
-    entry.activeCalls += 1
-    entry.idleSince = nil
-    self.entries[key] = entry
-    return Checkout(channel: entry.channel, connection: connection, starts: starts)
+    guard let index = self.entries.index(forKey: key) else { return nil }
+    // In place: a copy of the entry would copy its `inFlight` on the first write.
+    return self.entries.values[index].checkOut()
   }
 
   /// Checks out the channel for `fresh.key`, inserting `fresh` if there is none; `nil` once the
@@ -172,17 +187,10 @@ struct PoolState {
     connection: Int,
     now: ContinuousClock.Instant
   ) -> Bool {
-    guard var entry = self.entries[channel.key], entry.channel === channel else { return false }
-    entry.activeCalls -= 1
-    entry.inFlight[connection] -= 1
-    var arm = false
-    if entry.activeCalls == 0 {
-      entry.idleSince = now
-      arm = !entry.timerArmed
-      entry.timerArmed = true
-    }
-    self.entries[channel.key] = entry
-    return arm
+    guard let index = self.entries.index(forKey: channel.key),
+      self.entries.values[index].channel === channel
+    else { return false }
+    return self.entries.values[index].checkIn(connection: connection, now: now)
   }
 
   /// The channel's idle timer fired.

@@ -7,7 +7,7 @@ internal import NIOSSL
 enum TLSConfigurationFailure {
   /// The error a channel fails with when `error` came from loading the TLS settings of `key`;
   /// `nil` when it did not.
-  static func error(for error: any Error, tls: ChannelKey.TLSSettings?) -> GRPCError? {
+  static func error(for error: any Error, tls: ChannelKey.Fields.TLSSettings?) -> GRPCError? {
     guard let tls, let failure = Self.sslError(in: error) else { return nil }
     let message: String
     switch failure {

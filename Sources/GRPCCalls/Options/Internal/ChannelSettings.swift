@@ -41,3 +41,22 @@ struct ChannelSettings: Hashable, Sendable {
   var nameResolutionInterval: TimeInterval = GRPCCallOptions.defaultNameResolutionInterval
   var connectionsPerTarget = 1
 }
+
+extension ChannelSettings {
+  /// Settings stored once for the copies of one set of options (copy on write).
+  ///
+  /// `GRPCCallOptions` writes `value` only while it holds the only reference, so a box that
+  /// is shared is never written: that is what makes it safe to send.
+  final class Shared: @unchecked Sendable {
+    var value: ChannelSettings
+
+    init(_ value: ChannelSettings) {
+      self.value = value
+    }
+
+    /// Whether both hold equal settings; the same box needs no comparison.
+    func holdsSameSettings(as other: Shared) -> Bool {
+      self === other || self.value == other.value
+    }
+  }
+}

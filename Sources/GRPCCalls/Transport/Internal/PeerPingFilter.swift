@@ -37,7 +37,7 @@ struct PeerPingFilter: Sendable {
     case ping(payload: [UInt8])
   }
 
-  static let headerLength = 9
+  static let headerLength = HTTP2FrameHeader.size
   static let pingType: UInt8 = 0x6
   static let ackFlag: UInt8 = 0x1
   static let pingPayloadLength = 8
@@ -68,23 +68,23 @@ struct PeerPingFilter: Sendable {
       case .header(var held):
         let heldBefore = held.count
         let taken = min(Self.headerLength - heldBefore, end - index)
-        held += buffer.getBytes(at: index, length: taken) ?? []
-        if held.count < Self.headerLength {
-          // The header goes on in the next read: hold its start back until then.
-          passRun(upTo: index)
-          index += taken
-          passFrom = index
-          self.state = .header(held: held)
-          continue
+        let frame: HTTP2FrameHeader
+        if heldBefore == 0, let whole = HTTP2FrameHeader(in: buffer, at: index) {
+          // The whole header is in this read, as it nearly always is: read it in place.
+          frame = whole
+        } else {
+          held += buffer.getBytes(at: index, length: taken) ?? []
+          if held.count < Self.headerLength {
+            // The header goes on in the next read: hold its start back until then.
+            passRun(upTo: index)
+            index += taken
+            passFrom = index
+            self.state = .header(held: held)
+            continue
+          }
+          frame = HTTP2FrameHeader(held)
         }
-        let length = Int(held[0]) << 16 | Int(held[1]) << 8 | Int(held[2])
-        let streamID =
-          (UInt32(held[5]) & 0x7f) << 24 | UInt32(held[6]) << 16 | UInt32(held[7]) << 8
-          | UInt32(held[8])
-        let isPingRequest =
-          held[3] == Self.pingType && held[4] & Self.ackFlag == 0 && streamID == 0
-          && length == Self.pingPayloadLength
-        if isPingRequest {
+        if Self.isPingRequest(frame) {
           // Take the frame out: pass what came before its header in this read.
           passRun(upTo: index)
           index += taken
@@ -97,7 +97,8 @@ struct PeerPingFilter: Sendable {
             output.pass.append(ByteBuffer(bytes: held[..<heldBefore]))
           }
           index += taken
-          self.state = length == 0 ? .header(held: []) : .passing(remaining: length)
+          self.state =
+            frame.payloadLength == 0 ? .header(held: []) : .passing(remaining: frame.payloadLength)
         }
 
       case .ping(var payload):
@@ -115,6 +116,12 @@ struct PeerPingFilter: Sendable {
     }
     passRun(upTo: end)
     return output
+  }
+
+  /// Whether `frame` is a PING request, the kind the filter takes out.
+  private static func isPingRequest(_ frame: HTTP2FrameHeader) -> Bool {
+    frame.type == Self.pingType && frame.flags & Self.ackFlag == 0 && frame.streamID == 0
+      && frame.payloadLength == Self.pingPayloadLength
   }
 
   /// The PING ACK frame that answers a PING request with `payload` (RFC 9113 §6.7).

@@ -118,21 +118,25 @@ struct FrameHeaderWalker {
           Self.report(goAway: payload, to: onGoAway)
         }
       } else {
-        let taken = min(9 - self.header.count, end - index)
-        self.header += buffer.getBytes(at: index, length: taken) ?? []
-        index += taken
-        guard self.header.count == 9 else { continue }
-        let bytes = self.header
-        self.header = []
-        self.payloadLeft = Int(bytes[0]) << 16 | Int(bytes[1]) << 8 | Int(bytes[2])
-        let streamID =
-          (UInt32(bytes[5]) & 0x7f) << 24 | UInt32(bytes[6]) << 16 | UInt32(bytes[7]) << 8
-          | UInt32(bytes[8])
-        if bytes[3] == 0x7, self.payloadLeft > 0 {
+        let frame: HTTP2FrameHeader
+        if self.header.isEmpty, let whole = HTTP2FrameHeader(in: buffer, at: index) {
+          // The whole header is in this piece, as it nearly always is: read it in place.
+          frame = whole
+          index += HTTP2FrameHeader.size
+        } else {
+          let taken = min(HTTP2FrameHeader.size - self.header.count, end - index)
+          self.header += buffer.getBytes(at: index, length: taken) ?? []
+          index += taken
+          guard self.header.count == HTTP2FrameHeader.size else { continue }
+          frame = HTTP2FrameHeader(self.header)
+          self.header = []
+        }
+        self.payloadLeft = frame.payloadLength
+        if frame.type == 0x7, self.payloadLeft > 0 {
           self.goAway = []
           self.goAwayLeft = min(self.payloadLeft, Self.goAwayPrefix)
         }
-        onHeader(bytes[3], streamID)
+        onHeader(frame.type, frame.streamID)
       }
     }
   }
