@@ -242,8 +242,8 @@ extension GRPCCall2Internal: RequestLink {
   /// `options` on the transport the call was made with, which an interceptor cannot change.
   private func onCallTransport(_ options: GRPCCallOptions) -> GRPCCallOptions {
     var options = options
-    // Set only when an interceptor changed them: a copy with another channel-level option
-    // derives its channel key anew.
+    // Set only when an interceptor changed them: writing a channel-level option gives the copy
+    // settings of its own, which no longer share the cached channel key by identity.
     if options.transportType != self.transportType {
       options.transportType = self.transportType
     }

@@ -11,8 +11,9 @@ internal import GRPCCore
 ///
 /// The pool hashes and compares a key at each lease and release, and a call copies its key
 /// several times: the fields live in one immutable storage, hashed once, so a copy is one
-/// reference and comparing the key a channel was made with to the cached key of the next call
-/// (the same storage) is one pointer comparison. Fields are read as properties of the key.
+/// reference, and comparing the key a channel was made with to the key the next call took from
+/// the same options' cache (``ChannelKeyCache``, the same storage) is one pointer comparison;
+/// keys derived apart compare field by field. Fields are read as properties of the key.
 @dynamicMemberLookup
 package struct ChannelKey: Hashable, Sendable {
   private let storage: Storage

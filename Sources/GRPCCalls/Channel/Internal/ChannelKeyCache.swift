@@ -26,14 +26,15 @@ final class ChannelKeyCache: Sendable {
     if let cached = self.entries.withLock({ Self.take(host, settings, from: &$0) }) {
       return cached
     }
-    let key = try ChannelKey(host: host, options: options)
-    self.entries.withLock { entries in
-      // Another call may have derived it meanwhile: keep one entry.
-      guard Self.take(host, settings, from: &entries) == nil else { return }
-      entries.insert(Entry(host: host, settings: settings, key: key), at: 0)
+    let derived = try ChannelKey(host: host, options: options)
+    return self.entries.withLock { entries in
+      // Another call may have derived it meanwhile: every call takes that one, so that all
+      // compare with their channel's key by identity.
+      if let first = Self.take(host, settings, from: &entries) { return first }
+      entries.insert(Entry(host: host, settings: settings, key: derived), at: 0)
       if entries.count > Self.capacity { entries.removeLast() }
+      return derived
     }
-    return key
   }
 
   /// The key of the entry for `host` and `settings`, which moves to the front; `nil` if none.

@@ -7,7 +7,7 @@ internal import NIOPosix
 /// One channel of the pool: the connections to one target with the settings of one
 /// ``ChannelKey``, each a transport of its own (``ChannelConnection``).
 ///
-/// A channel has ``ChannelKey/connectionsPerTarget`` of them (one for a registered
+/// A channel has ``GRPCCallOptions/connectionsPerTarget`` of them (one for a registered
 /// transport); the pool starts each when a call first needs it (``PoolState``). The core's
 /// client queues RPCs until its connections run, so a call may use a connection as soon as it
 /// started.

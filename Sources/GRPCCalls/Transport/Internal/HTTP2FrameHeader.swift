@@ -22,7 +22,8 @@ struct HTTP2FrameHeader: Equatable {
       | UInt32(bytes[8])
   }
 
-  /// The header at `index` of `buffer`, read in place; `nil` if the buffer ends before it does.
+  /// The header at `index` of `buffer`, read in place; `nil` unless its 9 bytes are all within
+  /// the buffer's readable bytes.
   init?(in buffer: ByteBuffer, at index: Int) {
     guard let high = buffer.getInteger(at: index, as: UInt16.self),
       let low = buffer.getInteger(at: index + 2, as: UInt8.self),
