@@ -77,4 +77,14 @@ struct EndpointLayoutTests {
     )
     #expect(EndpointLayout.removing([first], from: single) == nil)
   }
+
+  @Test("an IPv6 address is one server however it is spelt")
+  func ipv6Spellings() {
+    let resolved = ServerAddress(
+      GRPCNIOTransportHTTP2Posix.SocketAddress.ipv6(host: "0:0:0:0:0:0:0:1", port: 7)
+    )
+    #expect(resolved == ServerAddress(host: "::1", port: 7))
+    #expect(resolved != ServerAddress(host: "::1", port: 8))
+    #expect(ServerAddress(host: "127.0.0.1", port: 7) != ServerAddress(host: "::1", port: 7))
+  }
 }

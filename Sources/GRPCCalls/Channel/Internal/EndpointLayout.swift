@@ -1,5 +1,6 @@
 internal import GRPCCore
 internal import GRPCNIOTransportHTTP2Posix
+internal import NIOCore
 
 /// How a channel hands its resolved addresses to the transport's balancer.
 ///
@@ -23,7 +24,7 @@ enum EndpointLayout: Hashable, Sendable {
 
   /// `result` with its addresses laid out for the balancer; every address once, in order.
   func arrange(_ result: NameResolutionResult) -> NameResolutionResult {
-    var seen = Set<SocketAddress>()
+    var seen = Set<GRPCNIOTransportHTTP2Posix.SocketAddress>()
     let addresses = result.endpoints.flatMap(\.addresses).filter { seen.insert($0).inserted }
     guard !addresses.isEmpty else { return result }
     var arranged = result
@@ -53,22 +54,25 @@ enum EndpointLayout: Hashable, Sendable {
 }
 
 /// A server's IP address and port, as a connection and a resolver result both name it.
+///
+/// The host is kept in the text NIO gives a connection's address: an IPv6 address has many
+/// spellings (`::1`, `0:0:0:0:0:0:0:1`) and a target may use any of them.
 struct ServerAddress: Hashable, Sendable {
-  var host: String
-  var port: Int
+  private(set) var host: String
+  private(set) var port: Int
 
-  init?(_ address: SocketAddress) {
+  init?(_ address: GRPCNIOTransportHTTP2Posix.SocketAddress) {
     if let ipv4 = address.ipv4 {
-      (self.host, self.port) = (ipv4.host, ipv4.port)
+      self.init(host: ipv4.host, port: ipv4.port)
     } else if let ipv6 = address.ipv6 {
-      (self.host, self.port) = (ipv6.host, ipv6.port)
+      self.init(host: ipv6.host, port: ipv6.port)
     } else {
       return nil
     }
   }
 
   init(host: String, port: Int) {
-    self.host = host
+    self.host = (try? NIOCore.SocketAddress(ipAddress: host, port: port).ipAddress) ?? host
     self.port = port
   }
 }
