@@ -49,8 +49,8 @@ extension GRPCChannelPool {
     options: GRPCCallOptions = GRPCCallOptions()
   ) throws(GRPCError) -> AsyncStream<GRPCConnectivityState> {
     let (stream, continuation) = AsyncStream.makeStream(of: GRPCConnectivityState.self)
-    let (monitor, id) = try self.addObserver(.stream(continuation), host: host, options: options)
-    continuation.onTermination = { _ in monitor.removeObserver(id) }
+    let removal = try self.addObserver(.stream(continuation), host: host, options: options)
+    continuation.onTermination = { _ in removal.remove() }
     return stream
   }
 
@@ -66,12 +66,8 @@ extension GRPCChannelPool {
     queue: DispatchQueue,
     handler: @escaping @Sendable (GRPCConnectivityState) -> Void
   ) throws(GRPCError) -> GRPCConnectivityObservation {
-    let (monitor, id) = try self.addObserver(
-      .callback(queue, handler),
-      host: host,
-      options: options
-    )
-    return GRPCConnectivityObservation(monitor: monitor, id: id)
+    let removal = try self.addObserver(.callback(queue, handler), host: host, options: options)
+    return GRPCConnectivityObservation(removal: removal)
   }
 
   /// Adds `observer` to the monitor of the key of `host` and `options`, made if there is none,
@@ -80,11 +76,26 @@ extension GRPCChannelPool {
     _ observer: ConnectivityMonitor.Observer,
     host: String,
     options: GRPCCallOptions
-  ) throws(GRPCError) -> (ConnectivityMonitor, id: Int) {
+  ) throws(GRPCError) -> ObserverRemoval {
     let key = try self.observableKey(host: host, options: options)
-    return self.state.withLock { state in
+    let (monitor, id) = self.state.withLock { state in
       let monitor = state.monitor(for: key)
       return (monitor, monitor.addObserver(observer))
+    }
+    return ObserverRemoval(pool: self, key: key, monitor: monitor, id: id)
+  }
+
+  /// How an observer goes: its monitor stops telling it, and the pool forgets the monitor once
+  /// no channel or other observer uses it, so observing many targets leaves nothing behind.
+  struct ObserverRemoval: Sendable {
+    fileprivate weak var pool: GRPCChannelPool?
+    fileprivate let key: ChannelKey
+    fileprivate let monitor: ConnectivityMonitor
+    fileprivate let id: Int
+
+    func remove() {
+      self.monitor.removeObserver(self.id)
+      self.pool?.state.withLock { $0.dropMonitorIfUnused(self.key) }
     }
   }
 
@@ -122,18 +133,16 @@ extension GRPCChannelPool {
 /// (``GRPCChannelPool/observeState(host:options:queue:handler:)``); it stays until cancelled or
 /// released, or until the pool shuts down.
 public final class GRPCConnectivityObservation: Sendable {
-  private let monitor: ConnectivityMonitor
-  private let id: Int
+  private let removal: GRPCChannelPool.ObserverRemoval
 
-  init(monitor: ConnectivityMonitor, id: Int) {
-    self.monitor = monitor
-    self.id = id
+  init(removal: GRPCChannelPool.ObserverRemoval) {
+    self.removal = removal
   }
 
   /// Stops telling the handler of changes; one already on its queue still runs. An observation
   /// is also cancelled when it is released: keep it for as long as the handler should run.
   public func cancel() {
-    self.monitor.removeObserver(self.id)
+    self.removal.remove()
   }
 
   deinit {
