@@ -26,10 +26,11 @@ internal import GRPCCore
 /// methods) are generic functions the library runs unspecialized, and there every use of a type
 /// built on the response type (this bridge's state, its continuations, its lock) would look its
 /// metadata up in the runtime's cache, once per message of a stream. The bridge keeps messages
-/// as `any Sendable` and the typed face casts each
-/// one back (``next(as:)``); the call has already checked each message's type with its
-/// marshaller, closing with `INTERNAL` on one of another type.
-final class AsyncCallBridge: GRPCResponseHandler {
+/// as `any Sendable` and the typed face casts each one back: the stream's iterator in the
+/// caller's module, where it is inlined and specialized, the unary methods through
+/// ``next(as:)``. The call has already checked each message's type with its marshaller,
+/// closing with `INTERNAL` on one of another type.
+final class AsyncCallBridge: GRPCResponseHandler, ResponseMessageSource {
   /// Never used: the call delivers inline.
   var dispatchQueue: DispatchQueue { .global() }
   let flowControlled: Bool
@@ -120,12 +121,7 @@ final class AsyncCallBridge: GRPCResponseHandler {
   func next<Response>(as type: Response.Type) async throws -> Response? {
     guard let message = try await self.nextMessage() else { return nil }
     guard let response = message as? Response else {
-      // Unreachable: the call's marshaller lets only responses through.
-      throw GRPCError(
-        code: .internalError,
-        message:
-          "The call delivered a \(Swift.type(of: message)) where \(Response.self) was expected"
-      )
+      throw unexpectedMessage(message, expected: Response.self)
     }
     return response
   }

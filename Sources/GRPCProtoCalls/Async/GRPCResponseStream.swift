@@ -1,3 +1,4 @@
+public import GRPCCalls
 public import GRPCCore
 public import SwiftProtobuf
 
@@ -24,12 +25,42 @@ public struct GRPCResponseStream<Response: SwiftProtobuf.Message>: AsyncSequence
   }
 
   public struct AsyncIterator: AsyncIteratorProtocol {
-    let bridge: AsyncCallBridge
+    @usableFromInline
+    let source: any ResponseMessageSource
 
+    init(bridge: AsyncCallBridge) {
+      self.source = bridge
+    }
+
+    // Inlinable, so that the caller's module specializes it for its response type: a generic
+    // step per message would look up the type's metadata and cast through it each time.
+    @inlinable
     public mutating func next() async throws -> Response? {
-      try await self.bridge.next(as: Response.self)
+      guard let message = try await self.source.nextMessage() else { return nil }
+      guard let response = message as? Response else {
+        throw unexpectedMessage(message, expected: Response.self)
+      }
+      return response
     }
   }
+}
+
+/// Where a response stream's iterator reads: the call's ``AsyncCallBridge``, which keeps
+/// messages as `any Sendable`.
+@usableFromInline
+protocol ResponseMessageSource: Sendable {
+  /// The next message, `nil` after a clean close; throws the call's error.
+  func nextMessage() async throws -> (any Sendable)?
+}
+
+/// The error of a message of the wrong type; unreachable, as the call's marshaller lets only
+/// responses through.
+@usableFromInline
+func unexpectedMessage(_ message: any Sendable, expected: Any.Type) -> GRPCError {
+  GRPCError(
+    code: .internalError,
+    message: "The call delivered a \(type(of: message)) where \(expected) was expected"
+  )
 }
 
 /// Writes the requests of a streaming call.
