@@ -50,6 +50,8 @@ extension GRPCChannelPool {
   ) throws(GRPCError) -> AsyncStream<GRPCConnectivityState> {
     let (stream, continuation) = AsyncStream.makeStream(of: GRPCConnectivityState.self)
     let removal = try self.addObserver(.stream(continuation), host: host, options: options)
+    // Only now: adding the observer to a monitor already shut down finishes the stream within
+    // the pool's lock, which the termination handler takes.
     continuation.onTermination = { _ in removal.remove() }
     return stream
   }

@@ -51,6 +51,9 @@ final class ConnectivityMonitor: Sendable {
 
   /// Adds an observer, told of the current state at once and then of every change; returns
   /// its ID for ``removeObserver(_:)``.
+  ///
+  /// The pool calls it within its own lock, and a monitor already shut down finishes a stream
+  /// observer here: give the stream its termination handler only after this returns.
   func addObserver(_ observer: Observer) -> Int {
     let (id, ended) = self.state.withLock { state in
       let id = state.nextObserver
