@@ -69,11 +69,20 @@ struct TransportChannelClient<Transport: ClientTransport>: ChannelClient {
   }
 
   func runConnections() async throws {
-    try await self.client.runConnections()
+    do {
+      try await self.client.runConnections()
+    } catch let error as RuntimeError where error.code == .clientIsStopped {
+      // Shut down before it ran (a pool shut down while a call was starting the connection):
+      // the client refuses to run and never connects the transport, which then never reads its
+      // own shutdown, so the streams the raw path queued on it would wait for good. Run the
+      // transport alone: it takes the shutdown at once and fails them with UNAVAILABLE.
+      try await self.transport.connect()
+    }
   }
 
   /// Shuts the client and the transport down. The client passes the shutdown on to the
-  /// transport only once its connections run; a transport shut down before it ran fails the
+  /// transport only once its connections run; the transport reads its own once it runs
+  /// (``runConnections()`` runs it even when the client was shut down first) and fails the
   /// streams the raw path queued on it, which would otherwise wait for connections that never
   /// come.
   func beginGracefulShutdown() {
