@@ -26,9 +26,9 @@ internal import GRPCCore
 /// methods) are generic functions the library runs unspecialized, and there every use of a type
 /// built on the response type (this bridge's state, its continuations, its lock) would look its
 /// metadata up in the runtime's cache, once per message of a stream. The bridge keeps messages
-/// as `any Sendable` and the typed face casts each one back: the stream's iterator in the
-/// caller's module, where it is inlined and specialized, the unary methods through
-/// ``next(as:)``. The call has already checked each message's type with its marshaller,
+/// as `any Sendable` and the typed face casts each one back
+/// (``ResponseMessageSource/next(as:)``), inlined into the stream's iterator and so
+/// specialized in the caller's module. The call has already checked each message's type with its marshaller,
 /// closing with `INTERNAL` on one of another type.
 final class AsyncCallBridge: GRPCResponseHandler, ResponseMessageSource {
   /// Never used: the call delivers inline.
@@ -116,15 +116,6 @@ final class AsyncCallBridge: GRPCResponseHandler, ResponseMessageSource {
   }
 
   // MARK: Reading
-
-  /// The next message as a `Response`, `nil` after a clean close; throws the call's error.
-  func next<Response>(as type: Response.Type) async throws -> Response? {
-    guard let message = try await self.nextMessage() else { return nil }
-    guard let response = message as? Response else {
-      throw unexpectedMessage(message, expected: Response.self)
-    }
-    return response
-  }
 
   /// The next message, `nil` after a clean close; throws the call's error.
   func nextMessage() async throws -> (any Sendable)? {

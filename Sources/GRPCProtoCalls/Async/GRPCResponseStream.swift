@@ -36,11 +36,7 @@ public struct GRPCResponseStream<Response: SwiftProtobuf.Message>: AsyncSequence
     // step per message would look up the type's metadata and cast through it each time.
     @inlinable
     public mutating func next() async throws -> Response? {
-      guard let message = try await self.source.nextMessage() else { return nil }
-      guard let response = message as? Response else {
-        throw unexpectedMessage(message, expected: Response.self)
-      }
-      return response
+      try await self.source.next(as: Response.self)
     }
   }
 }
@@ -53,14 +49,21 @@ protocol ResponseMessageSource: Sendable {
   func nextMessage() async throws -> (any Sendable)?
 }
 
-/// The error of a message of the wrong type; unreachable, as the call's marshaller lets only
-/// responses through.
-@usableFromInline
-func unexpectedMessage(_ message: any Sendable, expected: Any.Type) -> GRPCError {
-  GRPCError(
-    code: .internalError,
-    message: "The call delivered a \(type(of: message)) where \(expected) was expected"
-  )
+extension ResponseMessageSource {
+  /// The next message as a `Response`, `nil` after a clean close; throws the call's error.
+  @inlinable
+  func next<Response>(as type: Response.Type) async throws -> Response? {
+    guard let message = try await self.nextMessage() else { return nil }
+    guard let response = message as? Response else {
+      // Unreachable: the call's marshaller lets only responses through.
+      throw GRPCError(
+        code: .internalError,
+        message:
+          "The call delivered a \(Swift.type(of: message)) where \(Response.self) was expected"
+      )
+    }
+    return response
+  }
 }
 
 /// Writes the requests of a streaming call.

@@ -11,15 +11,10 @@ struct HTTP2FrameHeader: Equatable {
   var flags: UInt8
   var streamID: UInt32
 
-  /// The header made of `bytes`, which hold ``size`` bytes.
+  /// The header made of `bytes`, which hold ``size`` bytes: one that came split over reads.
   init(_ bytes: [UInt8]) {
     precondition(bytes.count == Self.size, "a frame header is 9 bytes")
-    self.payloadLength = Int(bytes[0]) << 16 | Int(bytes[1]) << 8 | Int(bytes[2])
-    self.type = bytes[3]
-    self.flags = bytes[4]
-    self.streamID =
-      (UInt32(bytes[5]) & 0x7f) << 24 | UInt32(bytes[6]) << 16 | UInt32(bytes[7]) << 8
-      | UInt32(bytes[8])
+    self = Self(in: ByteBuffer(bytes: bytes), at: 0)!
   }
 
   /// The header at `index` of `buffer`, read in place; `nil` unless its 9 bytes are all within
