@@ -23,7 +23,7 @@ struct LoggingInterceptorTests {
     options.initialMetadata.addString("also-secret", forKey: "x-api-key")
     options.initialMetadata.addString("visible", forKey: "x-request-tag")
     options.logContext = ["app.user": "u-17"]
-    options.timeout = 30
+    options.timeout = 120
     return options
   }
 
@@ -47,7 +47,7 @@ struct LoggingInterceptorTests {
       #expect(start.level == .debug)
       #expect(start.metadata["grpc.method"] == "grpc.testing.TestService/UnaryCall")
       #expect(start.metadata["grpc.host"] == server.server.target)
-      #expect(start.metadata["grpc.deadline_s"] == "30.0")
+      #expect(start.metadata["grpc.deadline_s"] == "120.0")
       #expect(start.metadata["app.user"] == "u-17")
       let sentMetadata = try #require(start.metadata["grpc.request_metadata"])
       #expect(sentMetadata.contains("visible"))

@@ -108,7 +108,7 @@ public final class CallRecorder: GRPCResponseHandler {
   /// - Returns: Whether the condition held.
   @discardableResult
   public func wait(
-    upTo seconds: Double = 30,
+    upTo seconds: Double = CloseWait.seconds,
     until condition: @Sendable (CallRecorder) -> Bool
   ) async -> Bool {
     let deadline = ContinuousClock.now + .seconds(seconds)

@@ -1,8 +1,11 @@
-/// How long the recorders wait for a call to close before they report that it did not.
+/// How long the recorders wait for an event of a call (a message, its close) before they report
+/// that it did not come; also the deadline of a test's call when the deadline is only a safety
+/// net, not what the test is about.
 ///
-/// Generous on purpose: a close that never comes is a bug whatever the wait, but on a busy
-/// 2-core machine (a build beside the tests, `scripts/test-under-load.sh`) a call that closes
-/// normally has been seen to take over 30 s to reach its handler.
+/// Generous on purpose: an event that never comes is a bug whatever the wait, but on a busy
+/// 2-core machine (a build beside the tests, `scripts/test-under-load.sh`, where every loopback
+/// test of the suite starts at once) an event that comes normally has been seen to take over
+/// 30 s to reach its handler.
 public enum CloseWait {
   public static let seconds: Double = 120
 }

@@ -60,7 +60,7 @@ public final class LegacyRecorder<Response: Sendable>: Sendable {
   /// Waits until `condition` holds, or `seconds` pass; returns whether it held.
   @discardableResult
   public func wait(
-    upTo seconds: Double = 30,
+    upTo seconds: Double = CloseWait.seconds,
     until condition: @Sendable (LegacyRecorder) -> Bool
   ) async -> Bool {
     let deadline = ContinuousClock.now + .seconds(seconds)

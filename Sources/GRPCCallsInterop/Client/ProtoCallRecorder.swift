@@ -67,7 +67,7 @@ public final class ProtoCallRecorder: GRPCProtoResponseHandler {
   /// Waits until `condition` holds, or `seconds` pass; returns whether it held.
   @discardableResult
   public func wait(
-    upTo seconds: Double = 30,
+    upTo seconds: Double = CloseWait.seconds,
     until condition: @Sendable (ProtoCallRecorder) -> Bool
   ) async -> Bool {
     let deadline = ContinuousClock.now + .seconds(seconds)

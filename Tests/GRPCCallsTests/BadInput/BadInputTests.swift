@@ -78,7 +78,7 @@ struct BadInputTests {
       var options = TLSTests.options(
         roots: "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n"
       )
-      options.timeout = 30
+      options.timeout = CloseWait.seconds
       let close = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options)
         .close
       #expect(close.error?.code == .invalidArgument, "\(String(describing: close.error))")
@@ -96,7 +96,7 @@ struct BadInputTests {
     let other = try TestCertificates()
     try await withTestServer(tls: certificates.serverTLS(mutual: true)) { server in
       var options = TLSTests.options(roots: certificates.caPEM)
-      options.timeout = 30
+      options.timeout = CloseWait.seconds
       options.pemCertificateChain = certificates.client.certificatePEM
       options.pemPrivateKey = other.client.privateKeyPEM
       let close = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options)
@@ -123,7 +123,7 @@ struct BadInputTests {
   func headersOverLimit() async throws {
     try await withTestServer { server in
       var options = server.options
-      options.timeout = 30
+      options.timeout = CloseWait.seconds
       options.initialMetadata.addString(String(repeating: "x", count: 64 * 1024), forKey: "x-big")
       let close = try await server.complete("EmptyCall", Grpc_Testing_Empty(), options: options)
         .close

@@ -292,7 +292,7 @@ struct RefusedStreamRetryTests {
     defer { pool.disconnectAll() }
     var options = GRPCCallOptions()
     options.transportType = .insecure
-    options.timeout = 30
+    options.timeout = CloseWait.seconds
     options.enableFlowControl = true
     let client = InteropClient(target: server.target, callOptions: options, channelPool: pool)
     let (call, recorder) = try client.makeCall("StreamingInputCall")

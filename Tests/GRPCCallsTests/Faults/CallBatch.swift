@@ -111,13 +111,14 @@ func expectEachClosedOnce(
   }
 }
 
-/// Makes calls that wait for ready until one succeeds (up to 30 s): the channel serves new
-/// calls once a fault is gone. Returns the last error, `nil` when a call succeeded.
+/// Makes calls that wait for ready until one succeeds (for up to ``CloseWait/seconds``): the
+/// channel serves new calls once a fault is gone. Returns the last error, `nil` when a call
+/// succeeded.
 func recoveredError(_ client: InteropClient) async -> (any Error)? {
   var waiting = client
   waiting.callOptions.waitForReady = true
-  waiting.callOptions.timeout = 30
-  let deadline = ContinuousClock.now + .seconds(30)
+  waiting.callOptions.timeout = CloseWait.seconds
+  let deadline = ContinuousClock.now + .seconds(CloseWait.seconds)
   var lastError: (any Error)?
   repeat {
     do {

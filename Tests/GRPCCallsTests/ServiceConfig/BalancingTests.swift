@@ -70,7 +70,7 @@ private final class ThreeServers: @unchecked Sendable {
   static func options(_ policy: GRPCLoadBalancingPolicy, retries: Bool) throws -> GRPCCallOptions {
     var options = GRPCCallOptions()
     options.transportType = .insecure
-    options.timeout = 30
+    options.timeout = CloseWait.seconds
     options.loadBalancingPolicy = policy
     // A stopped server's address comes back to the round-robin balancer within one interval.
     options.nameResolutionInterval = 1

@@ -266,7 +266,7 @@ extension NotGRPCServer {
     }
     defer { pool.disconnectAll() }
     options.transportType = .insecure
-    options.timeout = 30
+    options.timeout = CloseWait.seconds
     let client = InteropClient(target: self.target, callOptions: options, channelPool: pool)
     let (call, recorder) = try client.makeCall("EmptyCall")
     call.start()
