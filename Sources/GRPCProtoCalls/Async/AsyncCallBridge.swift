@@ -18,9 +18,10 @@ internal import GRPCCore
 /// own task, without asking the call: its read is its demand. It takes the message it read
 /// directly, unless the call has callbacks still to deliver (a message on its way when the
 /// stream came: the message follows them) or is closing (the message is dropped): then the
-/// reader waits for the callbacks. After the hand-over the stream's status is read, and the call closes, when the
-/// reader asks for the message after the last; and cancelling the reader's task while it waits
-/// for a message ends the call (`CANCELLED`), as it ends a read of `GRPCClient`'s responses.
+/// reader waits for the callbacks. After the hand-over the stream's status is read, and the
+/// call closes, when the reader asks for the message after the last; and cancelling the
+/// reader's task while it waits for a message ends the call (`CANCELLED`), as it ends a read of
+/// `GRPCClient`'s responses.
 ///
 /// Not generic over the response type: the typed faces (``GRPCResponseStream``, the unary
 /// methods) are generic functions the library runs unspecialized, and there every use of a type
@@ -28,8 +29,8 @@ internal import GRPCCore
 /// metadata up in the runtime's cache, once per message of a stream. The bridge keeps messages
 /// as `any Sendable` and the typed face casts each one back
 /// (``ResponseMessageSource/next(as:)``), inlined into the stream's iterator and so
-/// specialized in the caller's module. The call has already checked each message's type with its marshaller,
-/// closing with `INTERNAL` on one of another type.
+/// specialized in the caller's module. The call has already checked each message's type with
+/// its marshaller, closing with `INTERNAL` on one of another type.
 final class AsyncCallBridge: GRPCResponseHandler, ResponseMessageSource {
   /// Never used: the call delivers inline.
   var dispatchQueue: DispatchQueue { .global() }
