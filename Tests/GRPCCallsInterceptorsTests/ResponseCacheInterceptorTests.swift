@@ -37,7 +37,7 @@ struct ResponseCacheInterceptorTests {
     if flowControl {
       call.receiveNextMessages(1)
     }
-    let close = try #require(await recorder.waitForClose(upTo: 60))
+    let close = try #require(await recorder.waitForClose())
     let body = try recorder.messages.first.map {
       try Grpc_Testing_SimpleResponse(serializedBytes: $0).payload.body
     }

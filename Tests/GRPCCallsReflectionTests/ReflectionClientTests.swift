@@ -14,6 +14,8 @@ struct ReflectionClientTests {
   static func client(_ server: TestServer, _ metadata: Metadata = [:]) -> GRPCReflectionClient {
     var options = server.options
     options.initialMetadata = metadata
+    // A safety net, not the subject: the client's own default is shorter.
+    options.timeout = CloseWait.seconds
     return GRPCReflectionClient(
       host: server.server.target,
       callOptions: options,

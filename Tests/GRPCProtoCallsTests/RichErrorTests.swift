@@ -66,7 +66,7 @@ struct RichErrorTests {
       defer { pool.disconnectAll() }
       var options = GRPCCallOptions()
       options.transportType = .insecure
-      options.timeout = 60
+      options.timeout = CloseWait.seconds
       let service = GRPCProtoService(
         host: "127.0.0.1:\(port)",
         packageName: "grpc.testing",

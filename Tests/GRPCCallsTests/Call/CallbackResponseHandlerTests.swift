@@ -35,7 +35,7 @@ struct CallbackResponseHandlerTests {
       call.start()
       call.writeData(try request.bytes)
       call.finish()
-      let deadline = ContinuousClock.now + .seconds(30)
+      let deadline = ContinuousClock.now + .seconds(CloseWait.seconds)
       while seen.withLock({ $0.closes.isEmpty }), ContinuousClock.now < deadline {
         try await Task.sleep(for: .milliseconds(5))
       }

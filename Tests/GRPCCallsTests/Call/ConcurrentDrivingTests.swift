@@ -31,7 +31,7 @@ struct ConcurrentDrivingTests {
     try await withTestServer { server in
       var options = server.options
       options.enableFlowControl = true
-      options.timeout = 60
+      options.timeout = CloseWait.seconds
       let total = Self.total
       let inFlight = 8
       var started = 0
@@ -93,7 +93,7 @@ struct ConcurrentDrivingTests {
       if thread == 2 { call.finish() }
     }
     // A cancel may have come first; otherwise the finish half-closed the call.
-    guard let close = await recorder.waitForClose(upTo: 60) else {
+    guard let close = await recorder.waitForClose() else {
       return Outcomes(calls: 1, failures: ["a call did not close"])
     }
     var outcome = Outcomes(calls: 1)

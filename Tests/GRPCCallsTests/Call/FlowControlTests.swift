@@ -147,7 +147,7 @@ struct FlowControlTests {
       call.start()
       call.writeData(try InteropRequests.stream(count: 2, size: 7).bytes)
       call.finish()
-      let close = try #require(await recorder.waitForClose(upTo: 60))
+      let close = try #require(await recorder.waitForClose())
       #expect(close.error?.code == .deadlineExceeded)
       #expect(recorder.messages.isEmpty)
     }

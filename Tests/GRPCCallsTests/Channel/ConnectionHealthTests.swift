@@ -29,7 +29,9 @@ struct ConnectionHealthTests {
     var request = Grpc_Testing_StreamingOutputCallRequest()
     request.responseParameters = [InteropRequests.parameters(size: 1)]
     call.writeData(try request.bytes)
-    let answered = await recorder.wait(upTo: 60) { $0.messages.count == 1 || $0.close != nil }
+    let answered = await recorder.wait {
+      $0.messages.count == 1 || $0.close != nil
+    }
     #expect(
       answered && recorder.messages.count == 1,
       "no answer to the ping: \(String(describing: recorder.close))"
@@ -112,10 +114,11 @@ struct ConnectionHealthTests {
     "connectMinTimeout 0.5 s: a listener that never answers fails the call with UNAVAILABLE, long before its deadline"
   )
   func connectTimeoutApplies() async throws {
-    // The deadline is 60 s: UNAVAILABLE (not DEADLINE_EXCEEDED) shows the connect timeout ended it.
+    // UNAVAILABLE, not DEADLINE_EXCEEDED after `CloseWait.seconds`, shows the connect timeout
+    // ended it.
     let close = try await Self.callSilentListener {
       $0.connectMinTimeout = 0.5
-      $0.timeout = 60
+      $0.timeout = CloseWait.seconds
     }
     #expect(close.error?.code == .unavailable, "\(String(describing: close.error))")
     #expect(
@@ -147,7 +150,7 @@ struct ConnectionHealthTests {
       requestsWriter: GRXWriter(value: Data()),
       channelPool: pool
     )
-    call.timeout = 60
+    call.timeout = CloseWait.seconds
     let error = await withCheckedContinuation { continuation in
       call.start(
         with: GRXHandlerWriteable.unaryHandler { (_: Data?, error: GRPCError?) in

@@ -60,7 +60,9 @@ struct KeepaliveTests {
         pool: server.pool
       )
       defer { call.cancel() }
-      let pinged = await eventually(upTo: 60) { Self.pings(proxy) > before ? true : nil }
+      let pinged = await eventually {
+        Self.pings(proxy) > before ? true : nil
+      }
       #expect(
         pinged == true,
         "no keepalive PING while a call ran on a connection that had been idle"
@@ -98,7 +100,9 @@ struct KeepaliveTests {
       let after = Self.pings(proxy)
 
       // No call is open from here on.
-      let pinged = await eventually(upTo: 60) { Self.pings(proxy) > after ? true : nil }
+      let pinged = await eventually {
+        Self.pings(proxy) > after ? true : nil
+      }
       #expect(pinged == true, "no keepalive PING with no call open, although permitted")
       let warning = await eventually(upTo: 150) {
         logs.all.first { $0.level == .warning && $0.message.contains("too_many_pings") }

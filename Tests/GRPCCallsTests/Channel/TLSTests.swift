@@ -120,7 +120,7 @@ struct TLSTests {
     try await withTestServer { server in
       var options = GRPCCallOptions()
       // Only a guard against a hang: the handshake fails at once, but may wait for a busy loop.
-      options.timeout = 60
+      options.timeout = CloseWait.seconds
       let error = try #require(try await Self.unary(server, options).error)
       #expect(error.code == .unavailable, "\(error)")
       #expect(

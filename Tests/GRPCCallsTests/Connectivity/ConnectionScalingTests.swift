@@ -69,7 +69,7 @@ struct ConnectionScalingTests {
 
     pool.shutDown()
     await server.stopAndWait()
-    let closed = await eventually(upTo: 60) {
+    let closed = await eventually {
       (try? metrics.expectCounter("grpc_calls.connections.closed", dimensions))
         .flatMap { $0.totalValue == 4 ? true : nil }
     }

@@ -22,9 +22,9 @@ private final class StateLog: Sendable {
   var recorded: [GRPCConnectivityState] { self.states.withLock { $0 } }
   var deliveriesOffQueue: Int { self.offQueue.withLock { $0 } }
 
-  /// Waits until `state` was recorded `occurrence` times, for up to a minute.
+  /// Waits until `state` was recorded `occurrence` times, for up to `CloseWait.seconds`.
   func wait(for state: GRPCConnectivityState, occurrence: Int = 1) async throws {
-    let deadline = ContinuousClock.now + .seconds(60)
+    let deadline = ContinuousClock.now + .seconds(CloseWait.seconds)
     while self.recorded.count(where: { $0 == state }) < occurrence {
       guard ContinuousClock.now < deadline else {
         Issue.record("\(state) #\(occurrence) never came; states so far: \(self.recorded)")
@@ -50,7 +50,7 @@ struct ConnectivityTests {
   static func options() -> GRPCCallOptions {
     var options = GRPCCallOptions()
     options.transportType = .insecure
-    options.timeout = 60
+    options.timeout = CloseWait.seconds
     // Reconnect soon after the server is back.
     options.connectInitialBackoff = 0.1
     options.connectMaxBackoff = 0.5
@@ -144,7 +144,7 @@ struct ConnectivityTests {
     try await log.wait(for: .ready)
     await first.kill()
     try await log.wait(for: .transientFailure)
-    #expect(await recorder.waitForClose(upTo: 60)?.error?.code == .unavailable)
+    #expect(await recorder.waitForClose()?.error?.code == .unavailable)
 
     let second = try ToolProcess(["serve", "--port", "\(port)"])
     _ = try await second.line(startingWith: "listening on ")
@@ -222,7 +222,7 @@ struct ConnectivityTests {
       pool.shutDown()
     }
     for recorder in recorders {
-      let close = await recorder.waitForClose(upTo: 60)
+      let close = await recorder.waitForClose()
       #expect(close != nil, "a call racing shutDown() never closed")
       #expect(
         close?.error == nil || close?.error?.code == .unavailable,

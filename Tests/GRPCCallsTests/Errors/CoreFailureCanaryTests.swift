@@ -213,7 +213,7 @@ struct CoreFailureCanaryTests {
     try await withTestServer(tls: certificates.serverTLS()) { server in
       var options = GRPCCallOptions()
       options.transportType = .insecure
-      options.timeout = 60
+      options.timeout = CloseWait.seconds
       let error = try #require(try await TLSTests.unary(server, options).error)
       #expect(CoreFailure.all(in: error).contains(.closedBeforePreface), "\(error)")
     }
@@ -223,7 +223,7 @@ struct CoreFailureCanaryTests {
   func tlsToPlaintext() async throws {
     try await withTestServer { server in
       var options = GRPCCallOptions()
-      options.timeout = 60
+      options.timeout = CloseWait.seconds
       let error = try #require(try await TLSTests.unary(server, options).error)
       let errors = try #require(Self.boringSSLErrors(in: error), "no TLS error in \(error)")
       let reasons = CoreFailure.tlsReasons(errors)

@@ -27,7 +27,7 @@ struct NetworkFlapTests {
       let proxy = try FaultProxy(upstreamPort: server.server.port)
       defer { proxy.close() }
       var options = server.options
-      options.timeout = 60
+      options.timeout = CloseWait.seconds
       options.waitForReady = waitForReady
       let client = InteropClient(
         target: "127.0.0.1:\(proxy.port)",

@@ -322,7 +322,7 @@ struct GRPCCallTests {
         )
       )
       // Wait for the first message and the pause it caused, however slow the machine.
-      let paused = await eventually(upTo: 60) {
+      let paused = await eventually {
         count.withLock { $0 } == 1 && call.state == .paused ? true : nil
       }
       try #require(paused == true, "the first message never arrived")
