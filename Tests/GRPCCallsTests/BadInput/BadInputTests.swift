@@ -144,7 +144,7 @@ struct BadInputTests {
       var request = Grpc_Testing_SimpleRequest()
       request.payload.body = Data(count: InteropServer.maxMessageSize + 1)
       var options = server.options
-      options.timeout = 60
+      options.timeout = CloseWait.seconds
       let close = try await server.complete("UnaryCall", request, options: options).close
       // gRPC's HTTP/2 error table maps CANCEL to CANCELLED (the core reports UNAVAILABLE, which
       // invites a retry of a request that can never fit).

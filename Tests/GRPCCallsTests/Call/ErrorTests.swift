@@ -75,7 +75,7 @@ struct ErrorTests {
     call.writeData(Data())
     call.finish()
     // "Promptly": the call has no deadline, so only the refused connection can end it.
-    let close = try #require(await recorder.waitForClose(upTo: 60))
+    let close = try #require(await recorder.waitForClose())
     #expect(close.error?.code == .unavailable)
     #expect(close.error?.code.rawValue == 14)
     #expect(close.trailers == nil)

@@ -115,7 +115,7 @@ struct TransparentRetryTests {
     defer { pool.disconnectAll() }
     var options = GRPCCallOptions()
     options.transportType = .insecure
-    options.timeout = 60
+    options.timeout = CloseWait.seconds
     let client = InteropClient(target: first.target, callOptions: options, channelPool: pool)
     try await client.run(.emptyUnary)
     await first.stopAndWait()
@@ -136,7 +136,7 @@ struct TransparentRetryTests {
     // Still waiting: the server is down.
     #expect(recorder.close == nil)
     let second = try await InteropServer.start(host: "127.0.0.1", port: port)
-    let close = await recorder.waitForClose(upTo: 60)
+    let close = await recorder.waitForClose()
     #expect(close != nil && close?.error == nil, "\(String(describing: close?.error))")
     #expect(second.recorder.rpcs.count == 1)
     await second.stopAndWait()

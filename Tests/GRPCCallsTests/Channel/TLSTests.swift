@@ -154,7 +154,7 @@ struct TLSTests {
     try await withTestServer(tls: certificates.serverTLS()) { server in
       var options = GRPCCallOptions()
       options.transportType = .insecure
-      options.timeout = 60  // generous: the answer, not the deadline, must end it
+      options.timeout = CloseWait.seconds  // generous: the answer, not the deadline, must end it
       let error = try #require(try await Self.unary(server, options).error)
       #expect(error.code == .unavailable, "\(error)")
       #expect(error.message.contains("expects TLS"), "\(error.message)")

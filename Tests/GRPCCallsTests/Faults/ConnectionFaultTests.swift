@@ -146,7 +146,7 @@ struct ConnectionFaultTests {
       call.writeData(try Grpc_Testing_Empty().bytes)
       call.finish()
       try proxy.startListening()
-      let close = try #require(await recorder.waitForClose(upTo: 60))
+      let close = try #require(await recorder.waitForClose())
       #expect(close.error == nil, "\(String(describing: close.error))")
     }
   }
@@ -212,6 +212,6 @@ extension TestServer {
     call.start()
     call.writeData(try request.bytes)
     call.finish()
-    return try #require(await recorder.waitForClose(upTo: 60), "\(method) did not close")
+    return try #require(await recorder.waitForClose(), "\(method) did not close")
   }
 }

@@ -22,7 +22,7 @@ struct ServerFaultTests {
     defer { pool.disconnectAll() }
     var options = GRPCCallOptions()
     options.transportType = .insecure
-    options.timeout = 60
+    options.timeout = CloseWait.seconds
     let client = InteropClient(
       target: "127.0.0.1:\(proxy.port)",
       callOptions: options,
@@ -41,7 +41,7 @@ struct ServerFaultTests {
     proxy.redirect(toPort: second.port)
     first.stop()
     for recorder in streams {
-      let close = try #require(await recorder.waitForClose(upTo: 60))
+      let close = try #require(await recorder.waitForClose())
       #expect(close.error == nil, "an in-flight call failed: \(String(describing: close.error))")
       #expect(recorder.messages.count == 10)
     }
@@ -50,7 +50,7 @@ struct ServerFaultTests {
     // the old one has closed. (A server shutting down gracefully first says GOAWAY without a
     // last stream, then pings, then names the last stream: a call that comes in between is
     // still served on the old connection.)
-    let deadline = ContinuousClock.now + .seconds(30)
+    let deadline = ContinuousClock.now + .seconds(CloseWait.seconds)
     repeat {
       try await client.run(.emptyUnary)
     } while second.recorder.rpcs.isEmpty && ContinuousClock.now < deadline
@@ -120,7 +120,7 @@ struct ServerFaultTests {
     expectEachClosedOnce(recorders, with: [nil, .unavailable])
     #expect(recorders.contains { $0.close?.error != nil }, "the kill failed no unary call")
     for (shape, recorder) in streams {
-      let close = await recorder.waitForClose(upTo: 60)
+      let close = await recorder.waitForClose()
       #expect(close?.error?.code == .unavailable, "\(shape): \(String(describing: close?.error))")
       #expect(recorder.closeCount == 1 && recorder.deliveryContractHeld, "\(shape)")
     }
@@ -138,7 +138,7 @@ struct ServerFaultTests {
   func disconnectAllRacingCalls() async throws {
     try await withTestServer { server in
       var options = server.options
-      options.timeout = 60
+      options.timeout = CloseWait.seconds
       let client = InteropClient(
         target: server.server.target,
         callOptions: options,

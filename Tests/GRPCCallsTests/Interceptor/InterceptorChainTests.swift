@@ -102,7 +102,7 @@ struct InterceptorChainTests {
 
   static func expectCounts(_ log: InterceptorLog, name: String) async throws {
     // The close is logged from the interceptor's queue as the call's close passes it.
-    let deadline = ContinuousClock.now + .seconds(60)
+    let deadline = ContinuousClock.now + .seconds(CloseWait.seconds)
     while log.count(name, "close") == 0, ContinuousClock.now < deadline {
       try await Task.sleep(for: .milliseconds(5))
     }
@@ -297,7 +297,7 @@ struct InterceptorChainTests {
       let close = try #require(await recorder.waitForClose())
       #expect(close.error?.code == .cancelled)
       #expect(close.error?.message == "Canceled by app")
-      #expect(await recorder.wait(upTo: 60) { _ in log.count("B", "cancel") == 1 })
+      #expect(await recorder.wait { _ in log.count("B", "cancel") == 1 })
       #expect(log.order(of: "cancel") == ["A", "B"])
       try await CancellationTests.expectNothingMoreArrives(recorder)
     }

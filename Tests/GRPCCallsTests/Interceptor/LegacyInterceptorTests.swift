@@ -30,7 +30,7 @@ struct LegacyInterceptorTests {
   /// but for demand: a v1 call always asks for the next message, so it asks a fifth time after
   /// the fourth.
   static func expectV1Counts(_ log: InterceptorLog, name: String) async throws {
-    let closed = await eventually(upTo: 30) { log.count(name, "close") > 0 ? true : nil }
+    let closed = await eventually { log.count(name, "close") > 0 ? true : nil }
     try #require(closed == true, "\(name) never saw the close")
     let expected = [
       "start": 1, "write": 4, "finish": 1, "receiveNextMessages": 5,

@@ -129,7 +129,7 @@ struct BalancingTests {
       try await servers.restart(1)
       // The channel reconnects to it (backing off) and sends it calls again.
       var failures: [String] = []
-      let deadline = ContinuousClock.now + .seconds(90)
+      let deadline = ContinuousClock.now + .seconds(CloseWait.seconds)
       while servers.served[1] == 0, ContinuousClock.now < deadline {
         failures += try await servers.calls(10, options: options)
       }

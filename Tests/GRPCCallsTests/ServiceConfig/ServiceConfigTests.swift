@@ -195,7 +195,7 @@ struct ServiceConfigCallTests {
       defer { proxy.close() }
       proxy.stopListening()
       var options = server.options
-      options.timeout = 60
+      options.timeout = CloseWait.seconds
       let client = InteropClient(
         target: "127.0.0.1:\(proxy.port)",
         callOptions: options,
@@ -214,7 +214,7 @@ struct ServiceConfigCallTests {
       call.writeData(try Grpc_Testing_Empty().bytes)
       call.finish()
       try proxy.startListening()
-      let close = try #require(await recorder.waitForClose(upTo: 60))
+      let close = try #require(await recorder.waitForClose())
       #expect(close.error == nil, "\(String(describing: close.error))")
     }
   }
