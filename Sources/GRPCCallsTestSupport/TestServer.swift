@@ -139,12 +139,12 @@ public func eventually<T: Sendable>(
   upTo seconds: Double = CloseWait.seconds,
   _ value: () -> T?
 ) async -> T? {
-  let deadline = ContinuousClock.now + .seconds(seconds)
-  while ContinuousClock.now < deadline {
-    if let value = value() { return value }
-    try? await Task.sleep(for: .milliseconds(5))
+  var found: T?
+  _ = await CloseWait.poll(upTo: seconds) {
+    found = value()
+    return found != nil
   }
-  return value()
+  return found
 }
 
 /// Polls `count` every 100 ms until it holds still for a second; `nil` if it never does within

@@ -111,12 +111,7 @@ public final class CallRecorder: GRPCResponseHandler {
     upTo seconds: Double = CloseWait.seconds,
     until condition: @Sendable (CallRecorder) -> Bool
   ) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while !condition(self) {
-      guard ContinuousClock.now < deadline else { return false }
-      try? await Task.sleep(for: .milliseconds(5))
-    }
-    return true
+    await CloseWait.poll(upTo: seconds) { condition(self) }
   }
 
   /// Waits for the close and returns it, or `nil` if it did not come within `seconds`.

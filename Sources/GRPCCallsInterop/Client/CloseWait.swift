@@ -5,7 +5,23 @@
 /// Generous on purpose: an event that never comes is a bug whatever the wait, but on a busy
 /// 2-core machine (a build beside the tests, `scripts/test-under-load.sh`, where every loopback
 /// test of the suite starts at once) an event that comes normally has been seen to take over
-/// 30 s to reach its handler.
+/// a minute to reach its handler.
 public enum CloseWait {
   public static let seconds: Double = 120
+
+  /// Polls `condition` until it holds, for up to `seconds`; whether it held.
+  ///
+  /// The one polling loop behind the recorders' waits and the tests' `eventually`: a test waits
+  /// for the event itself, never for a set time after which it assumes the event came.
+  public static func poll(
+    upTo seconds: Double = Self.seconds,
+    until condition: () -> Bool
+  ) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while !condition() {
+      guard ContinuousClock.now < deadline else { return false }
+      try? await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+  }
 }

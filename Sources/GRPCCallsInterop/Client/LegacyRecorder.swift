@@ -63,12 +63,7 @@ public final class LegacyRecorder<Response: Sendable>: Sendable {
     upTo seconds: Double = CloseWait.seconds,
     until condition: @Sendable (LegacyRecorder) -> Bool
   ) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while !condition(self) {
-      guard ContinuousClock.now < deadline else { return false }
-      try? await Task.sleep(for: .milliseconds(5))
-    }
-    return true
+    await CloseWait.poll(upTo: seconds) { condition(self) }
   }
 
   /// Waits for the end and checks it carries `code` (nil: success) and `message`, and that the

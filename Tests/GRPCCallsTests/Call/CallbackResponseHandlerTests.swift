@@ -35,10 +35,7 @@ struct CallbackResponseHandlerTests {
       call.start()
       call.writeData(try request.bytes)
       call.finish()
-      let deadline = ContinuousClock.now + .seconds(CloseWait.seconds)
-      while seen.withLock({ $0.closes.isEmpty }), ContinuousClock.now < deadline {
-        try await Task.sleep(for: .milliseconds(5))
-      }
+      _ = await CloseWait.poll { seen.withLock { !$0.closes.isEmpty } }
       let result = seen.withLock { $0 }
       #expect(result.messages.count == 2)
       #expect(result.headers == 1)

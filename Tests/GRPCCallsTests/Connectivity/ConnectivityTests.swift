@@ -24,13 +24,9 @@ private final class StateLog: Sendable {
 
   /// Waits until `state` was recorded `occurrence` times, for up to `CloseWait.seconds`.
   func wait(for state: GRPCConnectivityState, occurrence: Int = 1) async throws {
-    let deadline = ContinuousClock.now + .seconds(CloseWait.seconds)
-    while self.recorded.count(where: { $0 == state }) < occurrence {
-      guard ContinuousClock.now < deadline else {
-        Issue.record("\(state) #\(occurrence) never came; states so far: \(self.recorded)")
-        throw CancellationError()
-      }
-      try await Task.sleep(for: .milliseconds(20))
+    guard await CloseWait.poll(until: { self.recorded.count { $0 == state } >= occurrence }) else {
+      Issue.record("\(state) #\(occurrence) never came; states so far: \(self.recorded)")
+      throw CancellationError()
     }
   }
 }

@@ -102,10 +102,7 @@ struct InterceptorChainTests {
 
   static func expectCounts(_ log: InterceptorLog, name: String) async throws {
     // The close is logged from the interceptor's queue as the call's close passes it.
-    let deadline = ContinuousClock.now + .seconds(CloseWait.seconds)
-    while log.count(name, "close") == 0, ContinuousClock.now < deadline {
-      try await Task.sleep(for: .milliseconds(5))
-    }
+    _ = await CloseWait.poll { log.count(name, "close") > 0 }
     let expected = [
       "start": 1, "write": 4, "finish": 1, "receiveNextMessages": 4,
       "headers": 1, "data": 4, "close": 1, "didWriteData": 4, "cancel": 0,
