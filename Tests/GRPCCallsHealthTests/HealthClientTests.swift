@@ -31,7 +31,7 @@ struct HealthClientTests {
   /// not finished within `seconds`: a generous bound, so that a broken watch fails the test
   /// rather than hanging it.
   static func within(
-    _ seconds: Double = 60,
+    _ seconds: Double = CloseWait.seconds,
     _ body: @escaping @Sendable () async throws -> Void
   ) async throws {
     try await withThrowingTaskGroup(of: Bool.self) { group in

@@ -205,7 +205,7 @@ struct TokenRefreshInterceptorTests {
         safety: .idempotent,
         requiring: "t2",
         retryDelayMilliseconds: 3_600_000,
-        timeout: 60
+        timeout: CloseWait.seconds
       )
       #expect(close.error?.code == .unauthenticated)
       #expect(close.error?.serverRetryDelay == .seconds(3_600))

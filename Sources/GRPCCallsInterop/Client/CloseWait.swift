@@ -20,7 +20,12 @@ public enum CloseWait {
     let deadline = ContinuousClock.now + .seconds(seconds)
     while !condition() {
       guard ContinuousClock.now < deadline else { return false }
-      try? await Task.sleep(for: .milliseconds(5))
+      do {
+        try await Task.sleep(for: .milliseconds(5))
+      } catch {
+        // Cancelled: a cancelled sleep returns at once, so polling on would spin.
+        return condition()
+      }
     }
     return true
   }

@@ -24,7 +24,7 @@ extension InteropClient {
 
     /// The next status; fails when none comes within `seconds` (a generous bound: a status
     /// that never comes must not hang the case).
-    func next(_ seconds: Double = 20) async throws -> GRPCServingStatus {
+    func next(_ seconds: Double = CloseWait.seconds) async throws -> GRPCServingStatus {
       try await withThrowingTaskGroup(of: GRPCServingStatus?.self) { group in
         group.addTask {
           var iterator = self.stream.makeAsyncIterator()

@@ -23,7 +23,7 @@ struct ConnectionFaultTests {
   /// A client of `server` through a proxy, and the proxy.
   static func proxied(
     _ server: TestServer,
-    timeout: TimeInterval = 60
+    timeout: TimeInterval = CloseWait.seconds
   ) throws -> (InteropClient, FaultProxy) {
     let proxy = try FaultProxy(upstreamPort: server.server.port)
     var options = server.options
@@ -134,7 +134,7 @@ struct ConnectionFaultTests {
   )
   func refused() async throws {
     try await withTestServer { server in
-      let (client, proxy) = try Self.proxied(server, timeout: 60)
+      let (client, proxy) = try Self.proxied(server)
       defer { proxy.close() }
       proxy.stopListening()
       let failed = try await server.completeThrough(client, "EmptyCall", Grpc_Testing_Empty())

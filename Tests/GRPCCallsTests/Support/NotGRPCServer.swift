@@ -247,7 +247,7 @@ private final class RefuseOrAnswer: ChannelInboundHandler {
 }
 
 extension NotGRPCServer {
-  /// An EmptyCall to this peer down `path`, on a pool of its own, with a 30 s deadline: how it
+  /// An EmptyCall to this peer down `path`, on a pool of its own, with a `CloseWait.seconds` deadline: how it
   /// closed, and its recorder.
   ///
   /// - Parameter transport: The transport the pool's channel runs on, if not the plain HTTP/2 one.

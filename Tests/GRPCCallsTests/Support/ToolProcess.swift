@@ -66,7 +66,7 @@ final class ToolProcess: Sendable {
   ///
   /// - Throws: When the tool exits without writing it (a crash reports its signal at once,
   ///   rather than after `seconds`), or when `seconds` pass.
-  func line(startingWith prefix: String, upTo seconds: Double = 60) async throws -> String {
+  func line(startingWith prefix: String, upTo seconds: Double = 120) async throws -> String {
     let deadline = ContinuousClock.now + .seconds(seconds)
     while ContinuousClock.now < deadline {
       // Read before the text: output that ended holds every line the tool wrote.
@@ -105,7 +105,7 @@ final class ToolProcess: Sendable {
   }
 
   /// Waits for the tool to exit and returns its status; terminates it after `seconds`.
-  func waitForExit(upTo seconds: Double = 60) async throws -> Int32 {
+  func waitForExit(upTo seconds: Double = 120) async throws -> Int32 {
     if let status = await self.exitStatus(upTo: seconds) {
       return status
     }
