@@ -150,8 +150,10 @@ public func eventually<T: Sendable>(
 /// Polls `count` every 100 ms until it holds still for a second; `nil` if it never does within
 /// `seconds`. For "the server stopped writing": how far it got is the figure a test bounds, so a
 /// slow machine that takes longer to stop only makes the wait longer.
-public func steadyValue(upTo seconds: Double = CloseWait.seconds, _ count: () -> Int) async -> Int?
-{
+public func steadyValue(
+  upTo seconds: Double = CloseWait.seconds,
+  _ count: () -> Int
+) async -> Int? {
   let deadline = ContinuousClock.now + .seconds(seconds)
   var last = count()
   var unchanged = 0

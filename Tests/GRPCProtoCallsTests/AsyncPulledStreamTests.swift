@@ -167,9 +167,7 @@ struct AsyncPulledStreamTests {
         _ = try await iterator.next()
       }
     }
-    #expect(
-      await eventually { reading.withLock { $0 } ? true : nil } == true
-    )
+    #expect(await eventually { reading.withLock { $0 } ? true : nil } == true)
     task.cancel()
     do {
       try await task.value

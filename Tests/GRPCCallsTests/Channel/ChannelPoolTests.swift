@@ -62,9 +62,7 @@ struct ChannelPoolTests {
         #expect(server.pool.channelCount == 1)
       }
       // ...the idle delay does (PoolStateTests pin down the timer itself).
-      _ = await eventually {
-        server.recorder.openConnections == 0 ? true : nil
-      }
+      _ = await eventually { server.recorder.openConnections == 0 ? true : nil }
       #expect(server.recorder.openConnections == 0)
       #expect(server.pool.channelCount == 0)
       try await MetadataTests.emptyCall(on: server, options: server.options)

@@ -29,9 +29,7 @@ struct ConnectionHealthTests {
     var request = Grpc_Testing_StreamingOutputCallRequest()
     request.responseParameters = [InteropRequests.parameters(size: 1)]
     call.writeData(try request.bytes)
-    let answered = await recorder.wait {
-      $0.messages.count == 1 || $0.close != nil
-    }
+    let answered = await recorder.wait { $0.messages.count == 1 || $0.close != nil }
     #expect(
       answered && recorder.messages.count == 1,
       "no answer to the ping: \(String(describing: recorder.close))"

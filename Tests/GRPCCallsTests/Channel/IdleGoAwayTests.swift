@@ -50,9 +50,7 @@ struct IdleGoAwayTests {
       #expect(first == nil, "\(String(describing: first))")
 
       // The server's GOAWAY closes the idle connection.
-      let closed = await eventually {
-        server.recorder.openConnections == 0 ? true : nil
-      }
+      let closed = await eventually { server.recorder.openConnections == 0 ? true : nil }
       #expect(
         closed == true,
         "the server did not close the idle connection, or the channel kept reconnecting"

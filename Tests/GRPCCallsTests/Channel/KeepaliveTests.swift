@@ -60,9 +60,7 @@ struct KeepaliveTests {
         pool: server.pool
       )
       defer { call.cancel() }
-      let pinged = await eventually {
-        Self.pings(proxy) > before ? true : nil
-      }
+      let pinged = await eventually { Self.pings(proxy) > before ? true : nil }
       #expect(
         pinged == true,
         "no keepalive PING while a call ran on a connection that had been idle"
@@ -100,9 +98,7 @@ struct KeepaliveTests {
       let after = Self.pings(proxy)
 
       // No call is open from here on.
-      let pinged = await eventually {
-        Self.pings(proxy) > after ? true : nil
-      }
+      let pinged = await eventually { Self.pings(proxy) > after ? true : nil }
       #expect(pinged == true, "no keepalive PING with no call open, although permitted")
       let warning = await eventually(upTo: 150) {
         logs.all.first { $0.level == .warning && $0.message.contains("too_many_pings") }

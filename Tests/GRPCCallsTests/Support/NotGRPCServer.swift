@@ -247,8 +247,8 @@ private final class RefuseOrAnswer: ChannelInboundHandler {
 }
 
 extension NotGRPCServer {
-  /// An EmptyCall to this peer down `path`, on a pool of its own, with a `CloseWait.seconds` deadline: how it
-  /// closed, and its recorder.
+  /// An EmptyCall to this peer down `path`, on a pool of its own, with a `CloseWait.seconds`
+  /// deadline: how it closed, and its recorder.
   ///
   /// - Parameter transport: The transport the pool's channel runs on, if not the plain HTTP/2 one.
   func emptyCall(

@@ -1,4 +1,5 @@
 import Foundation
+import GRPCCallsInterop
 import Testing
 
 #if canImport(Glibc)
@@ -66,7 +67,10 @@ final class ToolProcess: Sendable {
   ///
   /// - Throws: When the tool exits without writing it (a crash reports its signal at once,
   ///   rather than after `seconds`), or when `seconds` pass.
-  func line(startingWith prefix: String, upTo seconds: Double = 120) async throws -> String {
+  func line(
+    startingWith prefix: String,
+    upTo seconds: Double = CloseWait.seconds
+  ) async throws -> String {
     let deadline = ContinuousClock.now + .seconds(seconds)
     while ContinuousClock.now < deadline {
       // Read before the text: output that ended holds every line the tool wrote.
@@ -105,7 +109,7 @@ final class ToolProcess: Sendable {
   }
 
   /// Waits for the tool to exit and returns its status; terminates it after `seconds`.
-  func waitForExit(upTo seconds: Double = 120) async throws -> Int32 {
+  func waitForExit(upTo seconds: Double = CloseWait.seconds) async throws -> Int32 {
     if let status = await self.exitStatus(upTo: seconds) {
       return status
     }
