@@ -85,7 +85,8 @@ public struct TestServer: Sendable {
 /// down.
 ///
 /// - Parameters:
-///   - poolConfig: The configuration of the test's channel pool.
+///   - poolConfig: The configuration of the test's channel pool; by default one whose channels
+///     stay open until the test ends (``GRPCCalls/GRPCChannelPool/Config/forTests``).
 ///   - tls: The server's TLS identity; `nil` serves plaintext.
 ///   - compression: Whether the server takes gzip and deflate (and so compresses its responses).
 ///   - path: The path calls take to the core; by default the one `GRPC_CALLS_RPC_PATH` names
@@ -93,14 +94,18 @@ public struct TestServer: Sendable {
 ///   - maxConcurrentStreams: The server's limit on streams per connection; none by default.
 ///   - maxConnectionIdle: How long the server keeps a connection without RPCs; for good by
 ///     default.
+///   - minPingInterval: How often the server lets a client ping while it has calls open; the
+///     transport's default (5 minutes) when `nil`. A test whose client pings every few seconds on
+///     a quiet stream for longer than a minute needs a shorter one, or the server ends it.
 ///   - body: The test, given the server and the pool.
 public func withTestServer(
-  poolConfig: GRPCChannelPool.Config = .defaults,
+  poolConfig: GRPCChannelPool.Config = .forTests,
   tls: InteropServer.TLSIdentity? = nil,
   compression: Bool = true,
   path: RPCPath = .current,
   maxConcurrentStreams: Int? = nil,
   maxConnectionIdle: Duration? = nil,
+  minPingInterval: Duration? = nil,
   _ body: (TestServer) async throws -> Void
 ) async throws {
   let server = try await InteropServer.start(
@@ -109,7 +114,8 @@ public func withTestServer(
     tls: tls,
     compression: compression,
     maxConcurrentStreams: maxConcurrentStreams,
-    maxConnectionIdle: maxConnectionIdle
+    maxConnectionIdle: maxConnectionIdle,
+    minPingInterval: minPingInterval
   )
   var poolConfig = poolConfig
   poolConfig.sendsEveryCallThroughClient = path == .client

@@ -160,7 +160,7 @@ struct HealthClientTests {
       defer { proxy.close() }
       let health = GRPCHealthClient(
         host: "127.0.0.1:\(proxy.port)",
-        callOptions: server.options,
+        callOptions: server.options.reconnectingSoon(),
         channelPool: server.pool
       )
       try await Self.within {

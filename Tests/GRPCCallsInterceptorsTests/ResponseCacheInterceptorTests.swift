@@ -46,12 +46,21 @@ struct ResponseCacheInterceptorTests {
 
   static func serverCalls(_ server: TestServer) -> Int { server.recorder.rpcs.count }
 
+  /// A cache whose clock stands still: its entries do not age while a busy machine stalls the
+  /// test between two calls (`maxAgeExpiry` moves a clock of its own).
+  static func frozen(
+    _ config: GRPCResponseCacheInterceptorFactory.Config = .defaults
+  ) -> GRPCResponseCacheInterceptorFactory {
+    let clock = ManualClock()
+    return GRPCResponseCacheInterceptorFactory(config: config, now: { clock.now() })
+  }
+
   @Test(
     "an identical cacheable call is answered from the cache: same body, no new server call; another request misses"
   )
   func hitAndMiss() async throws {
     try await withTestServer { server in
-      let cache = GRPCResponseCacheInterceptorFactory()
+      let cache = Self.frozen()
       let first = try await Self.call(server, cache, payload: "a")
       #expect(first.close.error == nil)
       let second = try await Self.call(server, cache, payload: "a")
@@ -96,7 +105,7 @@ struct ResponseCacheInterceptorTests {
     try await withTestServer { server in
       var config = GRPCResponseCacheInterceptorFactory.Config.defaults
       config.maxEntries = 2
-      let cache = GRPCResponseCacheInterceptorFactory(config: config)
+      let cache = Self.frozen(config)
       _ = try await Self.call(server, cache, payload: "a")
       _ = try await Self.call(server, cache, payload: "b")
       _ = try await Self.call(server, cache, payload: "a")  // a hit: b is now the oldest
@@ -123,14 +132,14 @@ struct ResponseCacheInterceptorTests {
       let size = try #require(probe.recorder.messages.first?.count)
       var config = GRPCResponseCacheInterceptorFactory.Config.defaults
       config.maxBytes = size + size / 2
-      let cache = GRPCResponseCacheInterceptorFactory(config: config)
+      let cache = Self.frozen(config)
       _ = try await Self.call(server, cache, payload: "a")
       _ = try await Self.call(server, cache, payload: "b")
       #expect(cache.count == 1)
       _ = try await Self.call(server, cache, payload: "b")
       #expect(Self.serverCalls(server) == 3)
       config.maxBytes = size / 2
-      let tiny = GRPCResponseCacheInterceptorFactory(config: config)
+      let tiny = Self.frozen(config)
       _ = try await Self.call(server, tiny, payload: "a")
       #expect(tiny.count == 0)
     }
@@ -139,7 +148,7 @@ struct ResponseCacheInterceptorTests {
   @Test("not cached: methods not marked cacheable, failed calls, and responses without a lifetime")
   func notCached() async throws {
     try await withTestServer { server in
-      let cache = GRPCResponseCacheInterceptorFactory()
+      let cache = Self.frozen()
       _ = try await Self.call(server, cache, payload: "a", safety: .default)
       _ = try await Self.call(server, cache, payload: "a", safety: .default)
       #expect(Self.serverCalls(server) == 2)
@@ -147,11 +156,11 @@ struct ResponseCacheInterceptorTests {
       // UnaryCall sends no cache-control: listed, it is cached only with a default lifetime.
       var config = GRPCResponseCacheInterceptorFactory.Config.defaults
       config.cachedPaths = ["/grpc.testing.TestService/UnaryCall"]
-      let listed = GRPCResponseCacheInterceptorFactory(config: config)
+      let listed = Self.frozen(config)
       _ = try await Self.call(server, listed, payload: "a", method: "UnaryCall", safety: .default)
       #expect(listed.count == 0)
       config.defaultLifetime = 30
-      let withLifetime = GRPCResponseCacheInterceptorFactory(config: config)
+      let withLifetime = Self.frozen(config)
       _ = try await Self.call(
         server,
         withLifetime,
@@ -186,7 +195,7 @@ struct ResponseCacheInterceptorTests {
     try await withTestServer { server in
       var client = server.client
       await #expect(throws: InteropCaseFailure.self) { try await client.cacheableUnary() }
-      client.callOptions.interceptorFactories = [GRPCResponseCacheInterceptorFactory()]
+      client.callOptions.interceptorFactories = [Self.frozen()]
       try await client.cacheableUnary()
     }
   }

@@ -74,13 +74,17 @@ public final class InteropServer: Sendable {
   ///     (HTTP/2 `SETTINGS_MAX_CONCURRENT_STREAMS`); `nil` sets no limit.
   ///   - maxConnectionIdle: How long a connection may go without an RPC before the server
   ///     closes it with a GOAWAY; `nil` keeps it open.
+  ///   - minPingInterval: How often a client may ping while it has calls open; more often, and
+  ///     after a few strikes the server closes the connection with GOAWAY ENHANCE_YOUR_CALM
+  ///     (`nil`: the transport's default, 5 minutes, as grpc-go's and gRPC core's).
   public static func start(
     host: String = "127.0.0.1",
     port: Int = 0,
     tls: TLSIdentity? = nil,
     compression: Bool = true,
     maxConcurrentStreams: Int? = nil,
-    maxConnectionIdle: Duration? = nil
+    maxConnectionIdle: Duration? = nil,
+    minPingInterval: Duration? = nil
   ) async throws -> InteropServer {
     let recorder = InteropServerRecorder()
     var config = HTTP2ServerTransport.Posix.Config.defaults
@@ -88,6 +92,9 @@ public final class InteropServer: Sendable {
     config.rpc.maxRequestPayloadSize = Self.maxMessageSize
     config.http2.maxConcurrentStreams = maxConcurrentStreams
     config.connection.maxIdleTime = maxConnectionIdle
+    if let minPingInterval {
+      config.connection.keepalive.clientBehavior.minPingIntervalWithoutCalls = minPingInterval
+    }
     config.channelDebuggingCallbacks.onAcceptTCPConnection = { channel in
       recorder.connectionOpened()
       channel.closeFuture.whenComplete { _ in recorder.connectionClosed() }

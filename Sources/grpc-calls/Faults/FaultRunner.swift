@@ -6,13 +6,15 @@ internal import GRPCCallsTestSupport
 /// Runs one fault scenario under a probe load and measures it.
 ///
 /// The timeline: the load runs until 20 calls have succeeded; the fault is injected (T0) and
-/// lasts its duration; it is removed (T1); the load runs until a call started after T1 has
+/// lasts its duration; it is removed (T1, once the removal is done); the load runs until a call started after T1 has
 /// succeeded, and one second more. Every call waits for ready, so a call made while the
 /// network is down waits instead of failing: the calls that fail are those the fault caught
 /// with their bytes on the wire.
 struct FaultRunner {
   let scenario: FaultScenario
   let inFlight: Int
+  /// Each call's deadline, unless the scenario sets its own.
+  let deadline: Duration
 
   func run() async throws -> FaultReport {
     let environment = try await FaultEnvironment.start(
@@ -22,7 +24,7 @@ struct FaultRunner {
     var options = GRPCCallOptions()
     options.transportType = .insecure
     options.waitForReady = true
-    options.timeout = 10
+    options.timeout = TimeInterval(self.deadline / .seconds(1))
     self.scenario.configure(&options)
     let client = InteropClient(
       target: "127.0.0.1:\(environment.proxy.port)",
@@ -38,8 +40,9 @@ struct FaultRunner {
     let injected = ContinuousClock.now
     try await self.scenario.inject(environment)
     try await Task.sleep(for: self.scenario.duration)
-    let removed = ContinuousClock.now
+    // The fault ends when its removal is done (a restarted server listens, say).
     try await self.scenario.remove(environment)
+    let removed = ContinuousClock.now
     _ = await eventually(upTo: 60) {
       load.records.contains { $0.start >= removed && $0.end != nil && $0.code == nil } ? true : nil
     }
@@ -47,7 +50,7 @@ struct FaultRunner {
     load.stop()
     // Every call has a deadline: the callers return once their last calls closed.
     let stoppedAt = ContinuousClock.now
-    while !running.isCancelled, ContinuousClock.now - stoppedAt < .seconds(60) {
+    while !running.isCancelled, ContinuousClock.now - stoppedAt < self.deadline + .seconds(60) {
       if load.records.allSatisfy({ $0.end != nil }) { break }
       try await Task.sleep(for: .milliseconds(20))
     }

@@ -8,7 +8,8 @@ struct FaultScenario: Sendable {
   var name: String
   /// Whether the server runs in a process of its own (to be killed); in this process otherwise.
   var serverInChildProcess = false
-  /// Options of the calls, beyond the defaults: every call waits for ready, with a 10 s deadline.
+  /// Options of the calls, beyond the defaults: every call waits for ready, with the run's
+  /// deadline (10 s unless `--deadline` says otherwise).
   var configure: @Sendable (inout GRPCCallOptions) -> Void = { _ in }
   /// How long the fault lasts.
   var duration: Duration

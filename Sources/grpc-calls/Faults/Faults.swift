@@ -14,6 +14,9 @@ struct Faults: AsyncParsableCommand {
   @Option(help: "Calls in flight during each scenario.")
   var inFlight = 4
 
+  @Option(help: "Each call's deadline in seconds, unless its scenario sets one.")
+  var deadline = 10.0
+
   @Option(help: "Run only the scenarios whose name contains this text.")
   var only: String?
 
@@ -24,7 +27,12 @@ struct Faults: AsyncParsableCommand {
     BenchMachine.describe()
     var reports: [FaultReport] = []
     for scenario in FaultScenario.all where self.only.map({ scenario.name.contains($0) }) ?? true {
-      let report = try await FaultRunner(scenario: scenario, inFlight: self.inFlight).run()
+      let report = try await FaultRunner(
+        scenario: scenario,
+        inFlight: self.inFlight,
+        deadline: .seconds(self.deadline)
+      )
+      .run()
       Console.line(report.progressLine)
       if self.verbose {
         for message in report.messages {

@@ -113,7 +113,7 @@ struct TransparentRetryTests {
     let port = first.port
     let pool = GRPCChannelPool()
     defer { pool.disconnectAll() }
-    var options = GRPCCallOptions()
+    var options = GRPCCallOptions().reconnectingSoon()
     options.transportType = .insecure
     options.timeout = CloseWait.seconds
     let client = InteropClient(target: first.target, callOptions: options, channelPool: pool)

@@ -211,7 +211,9 @@ struct ChannelOptionsTests {
   func unknownChannelArgument() async throws {
     try await withTestServer { server in
       let logs = CapturedLogs()
-      let pool = GRPCChannelPool(config: .init(idleTimeout: .seconds(30), logger: logs.logger))
+      var config = GRPCChannelPool.Config.forTests
+      config.logger = logs.logger
+      let pool = GRPCChannelPool(config: config)
       defer { pool.disconnectAll() }
       var options = server.options
       options.additionalChannelArgs = ["grpc.not_a_real_arg": 1]

@@ -91,9 +91,9 @@ struct TransportRegistryTests {
         for: id
       )
       #expect(registry.registeredIDs == [.secure, .insecure, id])
-      let pool = GRPCChannelPool(
-        config: .init(idleTimeout: .seconds(30), transportRegistry: registry)
-      )
+      var config = GRPCChannelPool.Config.forTests
+      config.transportRegistry = registry
+      let pool = GRPCChannelPool(config: config)
       defer { pool.disconnectAll() }
       var options = GRPCCallOptions()  // transportType .tls: the entry's own type wins
       options.transport = id

@@ -37,7 +37,9 @@ struct ConnectionScalingTests {
       maxConcurrentStreams: 100
     )
     let metrics = TestMetrics()
-    let pool = GRPCChannelPool(config: .init(idleTimeout: .seconds(30), metricsFactory: metrics))
+    var config = GRPCChannelPool.Config.forTests
+    config.metricsFactory = metrics
+    let pool = GRPCChannelPool(config: config)
     let client = InteropClient(
       target: server.target,
       callOptions: Self.options(),
@@ -79,7 +81,7 @@ struct ConnectionScalingTests {
   @Test("calls one after another use one connection of four")
   func sequentialCallsUseOneConnection() async throws {
     let server = try await InteropServer.start(host: "127.0.0.1", port: 0, compression: false)
-    let pool = GRPCChannelPool()
+    let pool = GRPCChannelPool(config: .forTests)
     let client = InteropClient(
       target: server.target,
       callOptions: Self.options(),

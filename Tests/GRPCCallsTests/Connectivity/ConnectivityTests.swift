@@ -44,12 +44,9 @@ extension DispatchQueue {
 @Suite("Connectivity state")
 struct ConnectivityTests {
   static func options() -> GRPCCallOptions {
-    var options = GRPCCallOptions()
+    var options = GRPCCallOptions().reconnectingSoon()
     options.transportType = .insecure
     options.timeout = CloseWait.seconds
-    // Reconnect soon after the server is back.
-    options.connectInitialBackoff = 0.1
-    options.connectMaxBackoff = 0.5
     return options
   }
 
@@ -121,7 +118,7 @@ struct ConnectivityTests {
     let listening = try await first.line(startingWith: "listening on ")
     let host = String(listening.dropFirst("listening on ".count))
     let port = try #require(host.split(separator: ":").last.flatMap { Int($0) })
-    let pool = GRPCChannelPool()
+    let pool = GRPCChannelPool(config: .forTests)
     let options = Self.options()
     let log = StateLog()
     let observation = try pool.observeState(host: host, options: options, queue: log.queue) {
@@ -163,7 +160,7 @@ struct ConnectivityTests {
   @Test("state(connect: true) connects an idle channel and returns the state it had")
   func stateConnects() async throws {
     let server = try await InteropServer.start(host: "127.0.0.1", port: 0, compression: false)
-    let pool = GRPCChannelPool()
+    let pool = GRPCChannelPool(config: .forTests)
     let options = Self.options()
     #expect(try pool.state(host: server.target, options: options, connect: true) == .idle)
     for await state in try pool.stateChanges(host: server.target, options: options)

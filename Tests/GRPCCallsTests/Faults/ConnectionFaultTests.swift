@@ -85,7 +85,9 @@ struct ConnectionFaultTests {
         let (call, recorder) = try client.makeCall("FullDuplexCall", options: options)
         call.start()
         call.writeData(try InteropRequests.stream(count: 1, size: 8).bytes)
-        await recorder.wait(upTo: seconds + 60) { $0.messages.count >= 1 || $0.close != nil }
+        await recorder.wait(upTo: seconds + CloseWait.seconds) {
+          $0.messages.count >= 1 || $0.close != nil
+        }
         if recorder.messages.count >= 1 {
           attempt = (call, recorder)
         } else {
@@ -140,6 +142,7 @@ struct ConnectionFaultTests {
       let failed = try await server.completeThrough(client, "EmptyCall", Grpc_Testing_Empty())
       #expect(failed.error?.code == .unavailable, "\(String(describing: failed.error))")
       var waiting = client
+      waiting.callOptions = waiting.callOptions.reconnectingSoon()
       waiting.callOptions.waitForReady = true
       let (call, recorder) = try waiting.makeCall("EmptyCall")
       call.start()

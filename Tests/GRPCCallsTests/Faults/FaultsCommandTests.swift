@@ -6,7 +6,8 @@ import Testing
 struct FaultsCommandTests {
   @Test("a reset under load: the table row says what the calls did, and no call was lost")
   func resetRow() async throws {
-    let tool = try ToolProcess(["faults", "--only", "connections reset"])
+    // A deadline only as a safety net: a busy machine may stall a call that waited for ready.
+    let tool = try ToolProcess(["faults", "--only", "connections reset", "--deadline", "120"])
     let row = try await tool.line(startingWith: "| connections reset (RST) for 0.5 s |")
     let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
     #expect(cells.count == 5, "\(row)")

@@ -26,7 +26,7 @@ struct NetworkFlapTests {
     try await withTestServer { server in
       let proxy = try FaultProxy(upstreamPort: server.server.port)
       defer { proxy.close() }
-      var options = server.options
+      var options = server.options.reconnectingSoon()
       options.timeout = CloseWait.seconds
       options.waitForReady = waitForReady
       let client = InteropClient(

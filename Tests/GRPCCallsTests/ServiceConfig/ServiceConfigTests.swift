@@ -158,7 +158,7 @@ struct ServiceConfigCallTests {
   func timeout() async throws {
     try await withTestServer { server in
       let short = #""timeout": "0.3s""#
-      let long = #""timeout": "60s""#
+      let long = #""timeout": "300s""#
       for (config, callTimeout) in [(short, 0.0), (short, 60), (long, 0.3)] {
         var options = server.options
         options.timeout = callTimeout
@@ -194,7 +194,7 @@ struct ServiceConfigCallTests {
       let proxy = try FaultProxy(upstreamPort: server.server.port)
       defer { proxy.close() }
       proxy.stopListening()
-      var options = server.options
+      var options = server.options.reconnectingSoon()
       options.timeout = CloseWait.seconds
       let client = InteropClient(
         target: "127.0.0.1:\(proxy.port)",
