@@ -93,6 +93,8 @@ public final class InteropServer: Sendable {
     config.http2.maxConcurrentStreams = maxConcurrentStreams
     config.connection.maxIdleTime = maxConnectionIdle
     if let minPingInterval {
+      // Despite its name, the transport applies this interval while calls are open; without
+      // calls it allows one ping every 2 hours (gRFC A8).
       config.connection.keepalive.clientBehavior.minPingIntervalWithoutCalls = minPingInterval
     }
     config.channelDebuggingCallbacks.onAcceptTCPConnection = { channel in

@@ -6,10 +6,10 @@ internal import GRPCCallsTestSupport
 /// Runs one fault scenario under a probe load and measures it.
 ///
 /// The timeline: the load runs until 20 calls have succeeded; the fault is injected (T0) and
-/// lasts its duration; it is removed (T1, once the removal is done); the load runs until a call started after T1 has
-/// succeeded, and one second more. Every call waits for ready, so a call made while the
-/// network is down waits instead of failing: the calls that fail are those the fault caught
-/// with their bytes on the wire.
+/// lasts its duration; it is removed (T1, once the removal is done); the load runs until a call
+/// started after T1 has succeeded, and one second more. Every call waits for ready, so a call
+/// made while the network is down waits instead of failing: the calls that fail are those the
+/// fault caught with their bytes on the wire.
 struct FaultRunner {
   let scenario: FaultScenario
   let inFlight: Int

@@ -23,6 +23,12 @@ struct Faults: AsyncParsableCommand {
   @Flag(help: "Print the message of each distinct failure.")
   var verbose = false
 
+  func validate() throws {
+    guard self.inFlight > 0, self.deadline.isFinite, self.deadline > 0 else {
+      throw ValidationError("--in-flight and --deadline must be positive")
+    }
+  }
+
   func run() async throws {
     BenchMachine.describe()
     var reports: [FaultReport] = []

@@ -136,13 +136,15 @@ struct ConnectionFaultTests {
   )
   func refused() async throws {
     try await withTestServer { server in
-      let (client, proxy) = try Self.proxied(server)
+      let (proxied, proxy) = try Self.proxied(server)
       defer { proxy.close() }
+      // The call waiting for ready shares the channel that saw the refusal.
+      var client = proxied
+      client.callOptions = client.callOptions.reconnectingSoon()
       proxy.stopListening()
       let failed = try await server.completeThrough(client, "EmptyCall", Grpc_Testing_Empty())
       #expect(failed.error?.code == .unavailable, "\(String(describing: failed.error))")
       var waiting = client
-      waiting.callOptions = waiting.callOptions.reconnectingSoon()
       waiting.callOptions.waitForReady = true
       let (call, recorder) = try waiting.makeCall("EmptyCall")
       call.start()

@@ -96,7 +96,7 @@ struct ServerFaultTests {
     let port = try #require(target.split(separator: ":").last.flatMap { Int($0) })
     let pool = GRPCChannelPool()
     defer { pool.disconnectAll() }
-    var options = GRPCCallOptions()
+    var options = GRPCCallOptions().reconnectingSoon()
     options.transportType = .insecure
     // No deadline: only the kill may end the open calls, however long a busy machine takes to
     // get there (each wait below is bounded).
