@@ -1,4 +1,5 @@
 import Foundation
+import GRPCCallsInterop
 import Testing
 
 /// `grpc-calls faults` measures faults under load and prints the Reliability article's table.
@@ -7,7 +8,9 @@ struct FaultsCommandTests {
   @Test("a reset under load: the table row says what the calls did, and no call was lost")
   func resetRow() async throws {
     // A deadline only as a safety net: a busy machine may stall a call that waited for ready.
-    let tool = try ToolProcess(["faults", "--only", "connections reset", "--deadline", "120"])
+    let tool = try ToolProcess([
+      "faults", "--only", "connections reset", "--deadline", "\(CloseWait.seconds)",
+    ])
     let row = try await tool.line(startingWith: "| connections reset (RST) for 0.5 s |")
     let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
     #expect(cells.count == 5, "\(row)")
