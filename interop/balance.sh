@@ -153,19 +153,20 @@ cat /tmp/grpc-calls-balance-load.txt
 [ "$load_status" -eq 0 ]
 
 echo "--- pick_first: every call to 127.0.0.1, then, once it is killed, to 127.0.0.2"
-before=("" "$(served 1)" "$(served 2)" "$(served 3)")
-total="$((before[1] + before[2] + before[3]))"
+# Fresh servers: the previous case's last calls may not be reported yet (a server reports a call
+# a moment after answering it), and the killed server never reported all of its calls.
+for index in 1 2 3; do kill_server "$index"; start "$index" 0; done
+target="ipv4:127.0.0.1:${server_port[1]},127.0.0.2:${server_port[2]},127.0.0.3:${server_port[3]}"
 load "$target" pick_first 300
-wait_total "$((total + 300))"
-expect_between "$(($(served 1) - before[1]))" 300 300 "calls on 127.0.0.1"
-expect_between "$(($(served 2) - before[2]))" 0 0 "calls on 127.0.0.2"
+wait_total 300
+expect_between "$(served 1)" 300 300 "calls on 127.0.0.1"
+expect_between "$(served 2)" 0 0 "calls on 127.0.0.2"
 kill_server 1
-before[1]=0
 server_log[1]=/dev/null
 load "$target" pick_first 300
-wait_total "$((before[2] + before[3] + 300))"
-expect_between "$(($(served 2) - before[2]))" 300 300 "calls on 127.0.0.2"
-expect_between "$(($(served 3) - before[3]))" 0 0 "calls on 127.0.0.3"
+wait_total 300
+expect_between "$(served 2)" 300 300 "calls on 127.0.0.2"
+expect_between "$(served 3)" 0 0 "calls on 127.0.0.3"
 for index in 2 3; do kill_server "$index"; done
 
 echo "--- round_robin over a DNS name with three addresses (its own /etc/hosts)"
