@@ -40,12 +40,13 @@ start() {
   pids+=("$!")
   server_pid[$index]=$!
   server_log[$index]="$log"
-  for _ in $(seq 1 300); do
+  for _ in $(seq 1 1200); do
     port="$(sed -n 's/^listening on .*:\([0-9][0-9]*\)$/\1/p' "$log" | head -n 1)"
     if [ -n "$port" ]; then
       server_port[$index]="$port"
       return 0
     fi
+    if ! kill -0 "${server_pid[$index]}" 2>/dev/null; then break; fi
     sleep 0.1
   done
   echo "the server on 127.0.0.$index did not start:" >&2
@@ -70,10 +71,10 @@ wait_served() {
   return 1
 }
 
-# wait_total CALLS: waits (up to a minute) until the three servers reported CALLS in all: a
+# wait_total CALLS: waits (up to five minutes) until the three servers reported CALLS in all: a
 # server reports a call a moment after answering it.
 wait_total() {
-  for _ in $(seq 1 600); do
+  for _ in $(seq 1 3000); do
     if [ "$(($(served 1) + $(served 2) + $(served 3)))" -ge "$1" ]; then return 0; fi
     sleep 0.1
   done
@@ -132,7 +133,7 @@ before1="$(served 1)"
 before3="$(served 3)"
 # Re-resolved every 5 s, with the transport's own reconnection backoff: a server back up takes
 # calls again within about one period (the backoff's longest wait is capped at it).
-resolution_interval=5 load "$target" round_robin 12000 >/tmp/grpc-calls-balance-load.txt 2>&1 &
+resolution_interval=5 load "$target" round_robin 30000 >/tmp/grpc-calls-balance-load.txt 2>&1 &
 load_pid=$!
 pids+=("$load_pid")
 wait_served 2 "$(($(served 2) + 500))"

@@ -19,11 +19,11 @@ expect() {
   fi
 }
 
-services="$("$tool" list "$target")" || { echo "FAIL  list $target: $services" >&2; exit 1; }
+services="$("$tool" list --timeout 120 "$target")" || { echo "FAIL  list $target: $services" >&2; exit 1; }
 expect "list" "grpc.testing.TestService" "$services"
 expect "list" "grpc.health.v1.Health" "$services"
 
-methods="$("$tool" list "$target" grpc.testing.TestService)"
+methods="$("$tool" list --timeout 120 "$target" grpc.testing.TestService)"
 expect "list TestService" "grpc.testing.TestService.FullDuplexCall" "$methods"
 if [ "$methods" = "$(LC_ALL=C sort <<<"$methods")" ] && [ "$(wc -l <<<"$methods")" -eq 8 ]; then
   echo "ok    list TestService: its 8 methods, sorted"
@@ -33,24 +33,27 @@ else
   status=1
 fi
 
-service="$("$tool" describe "$target" grpc.testing.TestService)"
+service="$("$tool" describe --timeout 120 "$target" grpc.testing.TestService)"
 expect "describe TestService" "grpc.testing.TestService is a service:" "$service"
 expect "describe TestService" \
   "  rpc StreamingOutputCall ( .grpc.testing.StreamingOutputCallRequest ) returns ( stream .grpc.testing.StreamingOutputCallResponse );" \
   "$service"
 
-message="$("$tool" describe "$target" grpc.testing.SimpleRequest)"
+message="$("$tool" describe --timeout 120 "$target" grpc.testing.SimpleRequest)"
 expect "describe SimpleRequest" "grpc.testing.SimpleRequest is a message:" "$message"
 expect "describe SimpleRequest" "  .grpc.testing.Payload payload = 3;" "$message"
 expect "describe SimpleRequest" "  .grpc.testing.BoolValue expect_compressed = 8;" "$message"
 
-method="$("$tool" describe "$target" grpc.testing.TestService.UnaryCall)"
+method="$("$tool" describe --timeout 120 "$target" grpc.testing.TestService.UnaryCall)"
 expect "describe UnaryCall" "rpc UnaryCall ( .grpc.testing.SimpleRequest ) returns ( .grpc.testing.SimpleResponse );" "$method"
 
-if "$tool" describe "$target" no.such.Symbol >/dev/null 2>&1; then
+if unknown="$("$tool" describe --timeout 120 "$target" no.such.Symbol 2>&1)"; then
   echo "FAIL  describe no.such.Symbol succeeded" >&2
   status=1
+elif grep -q "knows no symbol no.such.Symbol (NOT_FOUND" <<<"$unknown"; then
+  echo "ok    describe no.such.Symbol fails with NOT_FOUND"
 else
-  echo "ok    describe no.such.Symbol fails"
+  echo "FAIL  describe no.such.Symbol: expected NOT_FOUND, got: $unknown" >&2
+  status=1
 fi
 exit "$status"

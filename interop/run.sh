@@ -51,7 +51,7 @@ start_server() {
   log="$(mktemp)"
   "$@" >"$log" 2>&1 &
   pids+=("$!")
-  for _ in $(seq 1 300); do
+  for _ in $(seq 1 1200); do
     port="$(sed -n 's/.*listening on .*:\([0-9][0-9]*\)$/\1/p' "$log" | head -n 1)"
     if [ -n "$port" ]; then return 0; fi
     if ! kill -0 "${pids[-1]}" 2>/dev/null; then break; fi

@@ -40,10 +40,12 @@ port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); 
 python3 -m http.server "$port" --bind 127.0.0.1 --directory "$site" >/dev/null 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true' EXIT
-for _ in $(seq 1 50); do
-  curl -sf "http://127.0.0.1:$port/index.html" >/dev/null && break
+served=""
+for _ in $(seq 1 600); do
+  curl -sf "http://127.0.0.1:$port/index.html" >/dev/null && { served=yes; break; }
   sleep 0.1
 done
+[ -n "$served" ] || { echo "the docs' HTTP server on port $port did not answer within 60 s" >&2; exit 1; }
 
 chrome() {
   "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --virtual-time-budget=15000 "$@" 2>/dev/null

@@ -16,7 +16,7 @@ fuzzer="$("${build[@]}" --show-bin-path)/grpc-calls-fuzz"
 work="$(mktemp -d)"
 # No Swift backtracer: the property's message and libFuzzer's report are what matter.
 # shellcheck disable=SC2086
-if ! SWIFT_BACKTRACE=enable=no "$fuzzer" -runs="$runs" -max_len=512 -timeout=10 -print_final_stats=1 \
+if ! SWIFT_BACKTRACE=enable=no "$fuzzer" -runs="$runs" -max_len=512 -timeout=300 -print_final_stats=1 \
   -dict=Fuzz/grpc-calls.dict -artifact_prefix="$work/" ${FUZZ_ARGS:-} "$work" Fuzz/Corpus \
   >"$work/fuzz.log" 2>&1; then
   grep -E 'Fatal error|ERROR|SUMMARY|artifact|Test unit' "$work/fuzz.log" | head -20 >&2

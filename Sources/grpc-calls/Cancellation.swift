@@ -105,7 +105,7 @@ struct Cancellation: AsyncParsableCommand {
       defer { proxy.close() }
       var options = GRPCCallOptions()
       options.transportType = .insecure
-      options.timeout = 30
+      options.timeout = CloseWait.seconds
       let error = try await probe.run(
         target: "127.0.0.1:\(proxy.port)",
         options: options,
@@ -119,7 +119,7 @@ struct Cancellation: AsyncParsableCommand {
       }
       // The server writes its record once the handler has seen the cancel, after the proxy
       // passed the reset on: by then the proxy holds every frame the client sent.
-      let outcome = await eventually(upTo: 30) { log.outcome(testID: probe.testID) }
+      let outcome = await eventually { log.outcome(testID: probe.testID) }
       let problems = probe.problems(
         error: error,
         frames: proxy.clientFrames,

@@ -115,7 +115,9 @@ struct Load: AsyncParsableCommand {
   func run() async throws {
     var options = GRPCCallOptions()
     options.transportType = self.useTLS ? .tls : .insecure
-    options.timeout = 30
+    // A safety net only: the scripts that run `load` have limits of their own, and a busy
+    // machine can stall a server for tens of seconds.
+    options.timeout = 300
     options.hostNameOverride = self.serverHostOverride
     if let caFile = self.caFile {
       do {

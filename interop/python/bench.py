@@ -33,7 +33,7 @@ _channels = {}
 def stub_for(port):
     if port not in _channels:
         channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-        grpc.channel_ready_future(channel).result(timeout=10)
+        grpc.channel_ready_future(channel).result(timeout=120)
         _channels[port] = test_pb2_grpc.TestServiceStub(channel)
     return _channels[port]
 

@@ -52,7 +52,7 @@ SLEEP_MS = "x-grpc-calls-sleep-ms"
 RICH_STATUS = "x-grpc-calls-rich-status"
 
 # How long a recorded call whose request stream ended waits for grpcio to report a cancel (Call).
-END_GRACE_SECONDS = 0.1
+END_GRACE_SECONDS = 2.0
 
 
 class Events:
