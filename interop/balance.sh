@@ -40,18 +40,15 @@ start() {
   pids+=("$!")
   server_pid[$index]=$!
   server_log[$index]="$log"
-  for _ in $(seq 1 1200); do
-    port="$(sed -n 's/^listening on .*:\([0-9][0-9]*\)$/\1/p' "$log" | head -n 1)"
-    if [ -n "$port" ]; then
-      server_port[$index]="$port"
-      return 0
-    fi
-    if ! kill -0 "${server_pid[$index]}" 2>/dev/null; then break; fi
-    sleep 0.1
-  done
-  echo "the server on 127.0.0.$index did not start:" >&2
-  cat "$log" >&2
-  return 1
+  server_port[$index]="$(interop/listening-port.sh "$log" "${server_pid[$index]}")" || {
+    echo "the server on 127.0.0.$index did not start" >&2
+    return 1
+  }
+}
+
+# servers_target: the three servers as one ipv4: target.
+servers_target() {
+  echo "ipv4:127.0.0.1:${server_port[1]},127.0.0.2:${server_port[2]},127.0.0.3:${server_port[3]}"
 }
 
 # served INDEX: the unary calls server INDEX reported last.
@@ -119,7 +116,7 @@ load() {
 }
 
 for index in 1 2 3; do start "$index" 0; done
-target="ipv4:127.0.0.1:${server_port[1]},127.0.0.2:${server_port[2]},127.0.0.3:${server_port[3]}"
+target="$(servers_target)"
 
 echo "--- round_robin over $target: 3,000 calls"
 load "$target" round_robin 3000
@@ -157,7 +154,7 @@ echo "--- pick_first: every call to 127.0.0.1, then, once it is killed, to 127.0
 # Fresh servers: the previous case's last calls may not be reported yet (a server reports a call
 # a moment after answering it), and the killed server never reported all of its calls.
 for index in 1 2 3; do kill_server "$index"; start "$index" 0; done
-target="ipv4:127.0.0.1:${server_port[1]},127.0.0.2:${server_port[2]},127.0.0.3:${server_port[3]}"
+target="$(servers_target)"
 load "$target" pick_first 300
 wait_total 300
 expect_between "$(served 1)" 300 300 "calls on 127.0.0.1"

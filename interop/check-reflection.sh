@@ -8,6 +8,11 @@ tool="$1"
 target="$2"
 status=0
 
+# reflect list|describe [SYMBOL]: the command against the target, each call allowed 120 s.
+reflect() {
+  "$tool" "$1" --timeout 120 "$target" "${@:2}"
+}
+
 expect() {
   local what="$1" line="$2" output="$3"
   if grep -qxF -- "$line" <<<"$output"; then
@@ -19,11 +24,11 @@ expect() {
   fi
 }
 
-services="$("$tool" list --timeout 120 "$target")" || { echo "FAIL  list $target: $services" >&2; exit 1; }
+services="$(reflect list)" || { echo "FAIL  list $target: $services" >&2; exit 1; }
 expect "list" "grpc.testing.TestService" "$services"
 expect "list" "grpc.health.v1.Health" "$services"
 
-methods="$("$tool" list --timeout 120 "$target" grpc.testing.TestService)"
+methods="$(reflect list grpc.testing.TestService)"
 expect "list TestService" "grpc.testing.TestService.FullDuplexCall" "$methods"
 if [ "$methods" = "$(LC_ALL=C sort <<<"$methods")" ] && [ "$(wc -l <<<"$methods")" -eq 8 ]; then
   echo "ok    list TestService: its 8 methods, sorted"
@@ -33,21 +38,21 @@ else
   status=1
 fi
 
-service="$("$tool" describe --timeout 120 "$target" grpc.testing.TestService)"
+service="$(reflect describe grpc.testing.TestService)"
 expect "describe TestService" "grpc.testing.TestService is a service:" "$service"
 expect "describe TestService" \
   "  rpc StreamingOutputCall ( .grpc.testing.StreamingOutputCallRequest ) returns ( stream .grpc.testing.StreamingOutputCallResponse );" \
   "$service"
 
-message="$("$tool" describe --timeout 120 "$target" grpc.testing.SimpleRequest)"
+message="$(reflect describe grpc.testing.SimpleRequest)"
 expect "describe SimpleRequest" "grpc.testing.SimpleRequest is a message:" "$message"
 expect "describe SimpleRequest" "  .grpc.testing.Payload payload = 3;" "$message"
 expect "describe SimpleRequest" "  .grpc.testing.BoolValue expect_compressed = 8;" "$message"
 
-method="$("$tool" describe --timeout 120 "$target" grpc.testing.TestService.UnaryCall)"
+method="$(reflect describe grpc.testing.TestService.UnaryCall)"
 expect "describe UnaryCall" "rpc UnaryCall ( .grpc.testing.SimpleRequest ) returns ( .grpc.testing.SimpleResponse );" "$method"
 
-if unknown="$("$tool" describe --timeout 120 "$target" no.such.Symbol 2>&1)"; then
+if unknown="$(reflect describe no.such.Symbol 2>&1)"; then
   echo "FAIL  describe no.such.Symbol succeeded" >&2
   status=1
 elif grep -q "knows no symbol no.such.Symbol (NOT_FOUND" <<<"$unknown"; then

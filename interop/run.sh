@@ -51,15 +51,10 @@ start_server() {
   log="$(mktemp)"
   "$@" >"$log" 2>&1 &
   pids+=("$!")
-  for _ in $(seq 1 1200); do
-    port="$(sed -n 's/.*listening on .*:\([0-9][0-9]*\)$/\1/p' "$log" | head -n 1)"
-    if [ -n "$port" ]; then return 0; fi
-    if ! kill -0 "${pids[-1]}" 2>/dev/null; then break; fi
-    sleep 0.1
-  done
-  echo "server '$*' did not start:" >&2
-  cat "$log" >&2
-  return 1
+  port="$(interop/listening-port.sh "$log" "${pids[-1]}")" || {
+    echo "server '$*' did not start" >&2
+    return 1
+  }
 }
 
 status=0
