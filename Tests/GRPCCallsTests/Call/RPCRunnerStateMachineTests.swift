@@ -100,7 +100,7 @@ struct RPCRunnerStateMachineTests {
     #expect(cancelled.requestSideEnded)
 
     var closed = open
-    let first = closed.close()
+    let first = closed.close().first
     #expect(first)
     #expect(closed.requestSideEnded)
 
@@ -174,7 +174,7 @@ struct RPCRunnerStateMachineTests {
     #expect(idle.cancel(.app).closeNow)
     let result4 = idle.start(writes: [], finish: true, flowControl: false)
     #expect(!result4)
-    let result5 = idle.close()
+    let result5 = idle.close().first
     #expect(!result5)
 
     var running = Machine()
@@ -193,7 +193,7 @@ struct RPCRunnerStateMachineTests {
     var machine = Machine()
     _ = machine.start(writes: [], finish: true, flowControl: false)
     machine.running(in: Task {})
-    let closed = machine.close()
+    let closed = machine.close().first
     #expect(closed)
     let afterClose = machine.cancel(.app)
     #expect(afterClose.task == nil)
@@ -247,9 +247,9 @@ struct RPCRunnerStateMachineTests {
   func closeOnce() {
     var machine = Machine()
     _ = machine.start(writes: [], finish: true, flowControl: false)
-    let result6 = machine.close()
+    let result6 = machine.close().first
     #expect(result6)
-    let result7 = machine.close()
+    let result7 = machine.close().first
     #expect(!result7)
     #expect(machine.phase == .ended)
     #expect(machine.addDemand(1) == nil)

@@ -76,6 +76,10 @@ extension GRPCCall2Internal {
     private var repeatedWrites = 0
     /// The RPC's task, from start to close.
     private var task: Task<Void, Never>?
+    /// The call's hold on its channel, from the RPC's start to the close (or the RPC's end, if
+    /// that comes first): a call counts as in flight on its connection until it closes, not
+    /// until its stream is torn down, so the next call made from the close finds it free.
+    private var lease: ChannelLease?
     /// Whether the current attempt's stream opened (for transparent retry).
     private(set) var streamOpened = false
     /// Whether response headers or messages went up the chain: then no attempt is retried.
@@ -171,6 +175,17 @@ extension GRPCCall2Internal {
     }
 
     // MARK: Events from the RPC
+
+    /// The RPC holds `lease` until the close (``close()``) or its end (``takeLease()``).
+    mutating func holdLease(_ lease: ChannelLease) {
+      self.lease = lease
+    }
+
+    /// The lease the RPC still holds, to release as it ends.
+    mutating func takeLease() -> ChannelLease? {
+      defer { self.lease = nil }
+      return self.lease
+    }
 
     /// An attempt begins: its stream has not opened yet.
     mutating func attemptBegins() {
@@ -319,14 +334,16 @@ extension GRPCCall2Internal {
       return (self.takeWriter(), reader)
     }
 
-    /// The close, once; lets go of the RPC's task.
-    mutating func close() -> Bool {
+    /// The close, once; lets go of the RPC's task, and returns whether the close goes up and
+    /// the lease to release.
+    mutating func close() -> (first: Bool, lease: ChannelLease?) {
       self.task = nil
-      guard !self.closed else { return false }
+      let lease = self.takeLease()
+      guard !self.closed else { return (false, lease) }
       self.closed = true
       self.phase = .ended
       self.requestsEnded = true
-      return true
+      return (true, lease)
     }
 
     private mutating func takeWriter() -> CheckedContinuation<Void, Never>? {

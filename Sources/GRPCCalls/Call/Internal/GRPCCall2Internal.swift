@@ -55,13 +55,15 @@ final class GRPCCall2Internal: Sendable {
 
   /// Closes the call towards the application, once.
   func close(trailers: Metadata?, error: GRPCError?) {
-    let (first, writer, reader) = self.state.withLock { machine in
-      let first = machine.close()
+    let (first, lease, writer, reader) = self.state.withLock { machine in
+      let (first, lease) = machine.close()
       let (writer, reader) = machine.endRequests()
-      return (first, writer, reader)
+      return (first, lease, writer, reader)
     }
     writer?.resume()
     reader?.resume(returning: false)
+    // Before the close goes up: a call made from the handler's close finds the connection free.
+    lease?.release()
     if first {
       self.previous.close(trailers: trailers, error: error)
     }
@@ -93,7 +95,8 @@ final class GRPCCall2Internal: Sendable {
       var descriptor = try MethodPath.descriptor(for: requestOptions.path)
       var metadata = try await RequestMetadata.make(for: callOptions, userAgent: key.userAgent)
       let lease = try self.pool.lease(for: key, options: callOptions)
-      defer { lease.release() }
+      self.state.withLock { $0.holdLease(lease) }
+      defer { self.state.withLock { $0.takeLease() }?.release() }
       let plan = try CallPlan(
         callOptions,
         safety: requestOptions.safety,
@@ -231,12 +234,26 @@ extension GRPCCall2Internal: RequestLink {
       else { return }
       // The task holds `self`, so the call runs to its close even if the caller lets go of it.
       // Made under the lock, so the RPC cannot end before the machine holds its task.
-      machine.running(
-        in: Task(executorPreference: executor) {
-          await self.run(requestOptions: requestOptions, callOptions: callOptions, key: key)
-        }
-      )
+      let run: @Sendable () async -> Void = {
+        await self.run(requestOptions: requestOptions, callOptions: callOptions, key: key)
+      }
+      machine.running(in: Self.task(on: executor, run))
     }
+  }
+
+  /// A task for `operation`, preferring `executor` if there is one.
+  ///
+  /// Without an executor it is a plain task: `Task(executorPreference: nil)` still records a
+  /// preference, which the runtime then looks up under the task's status lock at every job
+  /// switch.
+  private static func task(
+    on executor: EventLoopTaskExecutor?,
+    _ operation: @escaping @Sendable () async -> Void
+  ) -> Task<Void, Never> {
+    guard let executor else {
+      return Task(operation: operation)
+    }
+    return Task(executorPreference: executor, operation: operation)
   }
 
   /// `options` on the transport the call was made with, which an interceptor cannot change.

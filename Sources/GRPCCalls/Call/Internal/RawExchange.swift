@@ -101,6 +101,7 @@ struct RawExchange: TransportStreamBody {
       coder: self.attempt.coder,
       responseSizeLimit: self.attempt.responseSizeLimit
     )
+    reader.closesOnSuccess = true
     if handsOver {
       let outbound = stream.outbound
       reader.stopStream = {

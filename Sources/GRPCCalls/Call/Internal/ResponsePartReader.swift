@@ -19,6 +19,12 @@ struct ResponsePartReader {
   /// executor ends the stream as soon as the response handler returns, and a cancelled call's
   /// handler must return on the channel's event loop, after the request producer's reset.
   var movesFloodingStreams = true
+  /// Whether a successful status closes the call as soon as it is read, before the exchange
+  /// lets go of its stream: the handler's close then does not wait for the stream's teardown,
+  /// and a call the application makes from it starts meanwhile. Only where nothing can follow
+  /// the status: a failure may still be retried, and the `GRPCClient` path's executor decides
+  /// the RPC's end itself.
+  var closesOnSuccess = false
   /// Makes the stream fail under a read that waits on the transport, so that a flooding stream
   /// may be handed to the task that consumes its responses (``ResponsePull``); `nil`: never.
   var stopStream: (@Sendable () -> Void)?
@@ -176,6 +182,9 @@ struct ResponsePartReader {
           return nil
         }
       case .ended(let outcome):
+        if self.closesOnSuccess, outcome.error == nil {
+          self.runner.close(trailers: outcome.trailers, error: nil)
+        }
         return outcome
       }
     }
