@@ -1,7 +1,8 @@
 extension GRPCCall2Internal {
   /// The RPC runner's whole state, free of I/O: requests waiting for the transport, response
-  /// demand (flow control), the RPC's task, the current attempt (whether its stream opened,
-  /// whether responses went up), why the RPC was cancelled, and whether the close went up.
+  /// demand (flow control), the RPC's task and its lease, the current attempt (whether its
+  /// stream opened, whether responses went up), why the RPC was cancelled, and whether the close
+  /// went up.
   ///
   /// ```
   ///  ┌──────┐  start   ┌─────────┐  close / cancel  ┌───────┐
@@ -76,9 +77,9 @@ extension GRPCCall2Internal {
     private var repeatedWrites = 0
     /// The RPC's task, from start to close.
     private var task: Task<Void, Never>?
-    /// The call's hold on its channel, from the RPC's start to the close (or the RPC's end, if
-    /// that comes first): a call counts as in flight on its connection until it closes, not
-    /// until its stream is torn down, so the next call made from the close finds it free.
+    /// The call's hold on its channel, from the RPC's start to the close: a call counts as in
+    /// flight on its connection until it closes, not until its stream is torn down, so the next
+    /// call made from the close finds it free.
     private var lease: ChannelLease?
     /// Whether the current attempt's stream opened (for transparent retry).
     private(set) var streamOpened = false
@@ -176,15 +177,9 @@ extension GRPCCall2Internal {
 
     // MARK: Events from the RPC
 
-    /// The RPC holds `lease` until the close (``close()``) or its end (``takeLease()``).
+    /// The RPC holds `lease` until the close (``close()``), which the RPC's end always makes.
     mutating func holdLease(_ lease: ChannelLease) {
       self.lease = lease
-    }
-
-    /// The lease the RPC still holds, to release as it ends.
-    mutating func takeLease() -> ChannelLease? {
-      defer { self.lease = nil }
-      return self.lease
     }
 
     /// An attempt begins: its stream has not opened yet.
@@ -338,7 +333,8 @@ extension GRPCCall2Internal {
     /// the lease to release.
     mutating func close() -> (first: Bool, lease: ChannelLease?) {
       self.task = nil
-      let lease = self.takeLease()
+      let lease = self.lease
+      self.lease = nil
       guard !self.closed else { return (false, lease) }
       self.closed = true
       self.phase = .ended

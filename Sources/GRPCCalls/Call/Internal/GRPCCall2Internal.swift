@@ -95,8 +95,8 @@ final class GRPCCall2Internal: Sendable {
       var descriptor = try MethodPath.descriptor(for: requestOptions.path)
       var metadata = try await RequestMetadata.make(for: callOptions, userAgent: key.userAgent)
       let lease = try self.pool.lease(for: key, options: callOptions)
+      // Released by the close, which this run makes at its end if nothing made it earlier.
       self.state.withLock { $0.holdLease(lease) }
-      defer { self.state.withLock { $0.takeLease() }?.release() }
       let plan = try CallPlan(
         callOptions,
         safety: requestOptions.safety,
