@@ -90,14 +90,7 @@ public final class GRPCCall2: Sendable {
     }
     let chain = InterceptorChain(
       factories: ArraySlice(factories),
-      transport: { previous in
-        GRPCCall2Internal(
-          pool: channelPool,
-          transportType: transportType,
-          transport: transport,
-          previous: previous
-        )
-      }
+      runner: .init(pool: channelPool, transportType: transportType, transport: transport)
     )
     // The chain answers to the call through a weak link: a call that is never started is freed
     // with its last reference, and one that runs holds itself until its close.
@@ -204,7 +197,7 @@ public final class GRPCCall2: Sendable {
       return machine.schedule(action, owner: self)
     }
     while let batch = next {
-      for action in batch.actions {
+      for action in batch {
         Self.perform(
           action,
           on: batch.head,

@@ -1,18 +1,18 @@
 internal import NIOConcurrencyHelpers
 
 /// A value behind a lock, with `Synchronization.Mutex`'s `withLock`, on a pthread mutex
-/// (`NIOLock`). The package's one lock type.
+/// (`NIOLockedValueBox`: the value and the mutex in one allocation). The package's one lock type.
+/// A copy shares the value and the lock, like a reference.
 ///
 /// Why not `Mutex`: on Linux a contended `Mutex` is handed from thread to thread by the kernel
 /// (a priority-inheriting futex), which ThreadSanitizer cannot see, so every contended critical
 /// section is reported as a data race and a real race would drown among them. ThreadSanitizer
 /// sees a pthread mutex (scripts/test-sanitized.sh).
-package final class LockedValue<Value>: @unchecked Sendable {
-  private let lock = NIOLock()
-  private var value: Value
+package struct LockedValue<Value>: @unchecked Sendable {
+  private let box: NIOLockedValueBox<Value>
 
   package init(_ value: Value) {
-    self.value = value
+    self.box = NIOLockedValueBox(value)
   }
 
   /// Runs `body` with the value, holding the lock. No user code, and nothing that waits, under
@@ -20,8 +20,10 @@ package final class LockedValue<Value>: @unchecked Sendable {
   package func withLock<Result, Failure: Error>(
     _ body: (inout Value) throws(Failure) -> Result
   ) throws(Failure) -> Result {
-    self.lock.lock()
-    defer { self.lock.unlock() }
-    return try body(&self.value)
+    // The box's closure rethrows untyped errors; a `Result` carries the typed one out of it.
+    let outcome = self.box.withLockedValue { value in
+      Swift.Result { () throws(Failure) -> Result in try body(&value) }
+    }
+    return try outcome.get()
   }
 }

@@ -499,7 +499,7 @@ extension GRPCCall2StateMachineTests {
     let start = machine.start()
     let scheduled = machine.schedule(start, owner: owner)
     let first = try #require(scheduled)
-    #expect(first.actions.count == 1 && first.actions[0].isStartRPC)
+    #expect(first.map(\.isStartRPC) == [true])
     #expect(first.head === link)
     // Another thread drives the call while the first performs.
     let write = machine.write(Data([1]))
@@ -513,8 +513,8 @@ extension GRPCCall2StateMachineTests {
 
     let (next, released) = machine.performed()
     let batch = try #require(next)
-    #expect(batch.actions.map(\.isWrite) == [true, false])
-    #expect(batch.actions.last?.isFinish == true)
+    #expect(batch.map(\.isWrite) == [true, false])
+    #expect(Array(batch).last?.isFinish == true)
     #expect(released == nil)
     let (after, releasedAfter) = machine.performed()
     #expect(after == nil && releasedAfter == nil)
@@ -568,7 +568,7 @@ extension GRPCCall2StateMachineTests {
     #expect(machine.head != nil)
 
     let (next, _) = machine.performed()
-    #expect(try #require(next).actions.map(\.isCancel) == [true])
+    #expect(try #require(next).map(\.isCancel) == [true])
     let (after, releasedHead) = machine.performed()
     #expect(after == nil)
     #expect(releasedHead != nil, "the performer lets go of the head when done")
@@ -583,7 +583,7 @@ extension GRPCCall2StateMachineTests {
     #expect(drain)
     let scheduled = machine.schedule(cancel, owner: Owner())
     let batch = try #require(scheduled)
-    #expect(batch.actions.map(\.isCancel) == [true])
+    #expect(batch.map(\.isCancel) == [true])
     let taken = machine.nextDelivery()
     let (_, released) = try #require(taken)
     let gone = try #require(released)

@@ -30,7 +30,10 @@ struct InterceptorManagerSchedulingTests {
     case queuedTargetingAbove
   }
 
-  static let chain = InterceptorChain(factories: [], transport: { _ in Below() })
+  static let chain = InterceptorChain(
+    factories: [],
+    runner: .init(pool: .shared, transportType: .insecure, transport: nil)
+  )
   static let work: Machine.Work = {}
   static var start: RequestBatch.Request {
     .start(try! GRPCRequestOptions(host: "127.0.0.1:1", path: "/s/m"), GRPCCallOptions())

@@ -118,10 +118,29 @@ extension GRPCCall2 {
     /// The call's hold on itself from start to close, so the caller need not keep it.
     private var keepAlive: (any Sendable)?
 
-    /// Actions for one thread to perform on `head`, in order.
-    struct Batch {
-      var actions: [RequestAction]
+    /// Actions for one thread to perform on `head`, in order: `first`, then `rest`. Most batches
+    /// are one action, which needs no array.
+    struct Batch: Sequence {
+      var first: RequestAction
+      var rest: ArraySlice<RequestAction> = []
       var head: any RequestLink
+
+      func makeIterator() -> Iterator {
+        Iterator(first: self.first, rest: self.rest.makeIterator())
+      }
+
+      struct Iterator: IteratorProtocol {
+        var first: RequestAction?
+        var rest: ArraySlice<RequestAction>.Iterator
+
+        mutating func next() -> RequestAction? {
+          if let first = self.first {
+            self.first = nil
+            return first
+          }
+          return self.rest.next()
+        }
+      }
     }
 
     /// What taking the close lets go of, to be released after the handler's last callback.
@@ -248,7 +267,7 @@ extension GRPCCall2 {
         return nil
       }
       self.performing = true
-      return Batch(actions: [action], head: head)
+      return Batch(first: action, head: head)
     }
 
     /// The performing thread is done with its batch: the actions queued meanwhile, or `nil`, and
@@ -263,7 +282,7 @@ extension GRPCCall2 {
         return (nil, self.head)
       }
       defer { self.queued = [] }
-      return (Batch(actions: self.queued, head: head), nil)
+      return (Batch(first: self.queued[0], rest: self.queued.dropFirst(), head: head), nil)
     }
 
     // MARK: Responses
@@ -277,6 +296,10 @@ extension GRPCCall2 {
       guard self.response == .open, !self.closeReceived else { return false }
       if case .close = delivery {
         self.closeReceived = true
+      }
+      if self.pending.capacity == 0 {
+        // A unary call's headers, message and close: room for them in one allocation.
+        self.pending.reserveCapacity(3)
       }
       self.pending.append(delivery)
       return self.scheduleDrain(hop: !withinQueue)

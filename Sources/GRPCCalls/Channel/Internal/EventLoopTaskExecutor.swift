@@ -7,8 +7,21 @@ internal import NIOCore
 /// transport (Design article, "The path of a call"). Only grpc-calls' own call tasks use it:
 /// application code reaches the application through handler queues, never on the loop, except
 /// what an application chose to run inline (inline interceptors, marshallers, token providers).
+///
+/// Jobs wait in a queue of the executor's own, which the loop empties in turns: a closure per
+/// job, as `EventLoop.execute` takes, would cost an allocation for each of a call's jobs. A
+/// turn runs the jobs that were waiting when it began; those they enqueue wait for the next
+/// turn, after the loop's other work, so a task that keeps enqueueing cannot starve the loop's
+/// I/O.
 final class EventLoopTaskExecutor: TaskExecutor {
   private let loop: any EventLoop
+  private let jobs = LockedValue(Jobs())
+
+  private struct Jobs {
+    var waiting = CircularBuffer<UnownedJob>()
+    /// Whether a turn is scheduled on the loop or running: one at a time.
+    var turnScheduled = false
+  }
 
   init(loop: any EventLoop) {
     self.loop = loop
@@ -16,8 +29,35 @@ final class EventLoopTaskExecutor: TaskExecutor {
 
   func enqueue(_ job: consuming ExecutorJob) {
     let job = UnownedJob(job)
-    self.loop.execute {
-      job.runSynchronously(on: self.asUnownedTaskExecutor())
+    let scheduleTurn = self.jobs.withLock { jobs in
+      jobs.waiting.append(job)
+      guard !jobs.turnScheduled else { return false }
+      jobs.turnScheduled = true
+      return true
+    }
+    if scheduleTurn {
+      self.scheduleTurn()
+    }
+  }
+
+  private func scheduleTurn() {
+    // Captures only `self`, which is the closure's context: no allocation.
+    self.loop.execute { self.runTurn() }
+  }
+
+  private func runTurn() {
+    var count = self.jobs.withLock { $0.waiting.count }
+    let executor = self.asUnownedTaskExecutor()
+    while count > 0, let job = self.jobs.withLock({ $0.waiting.popFirst() }) {
+      job.runSynchronously(on: executor)
+      count -= 1
+    }
+    let again = self.jobs.withLock { jobs in
+      jobs.turnScheduled = !jobs.waiting.isEmpty
+      return jobs.turnScheduled
+    }
+    if again {
+      self.scheduleTurn()
     }
   }
 }

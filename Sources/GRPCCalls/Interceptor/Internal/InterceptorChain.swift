@@ -5,15 +5,33 @@
 /// (see ``GRPCInterceptorManager``), so the chain travels down as this value.
 struct InterceptorChain: Sendable {
   var factories: ArraySlice<any GRPCInterceptorFactory>
-  /// Makes the bottom element, which runs the RPC and answers to `previous`.
-  var transport: @Sendable (_ previous: any ResponseLink) -> any RequestLink
+  /// What the bottom element, which runs the RPC, is made from.
+  var runner: Runner
+
+  /// The bottom element's settings: a value rather than a closure, which would cost the call an
+  /// allocation for its captures.
+  struct Runner: Sendable {
+    var pool: GRPCChannelPool
+    var transportType: GRPCTransportType
+    var transport: GRPCTransportID?
+
+    /// The bottom element, answering to `previous`.
+    func make(previous: any ResponseLink) -> any RequestLink {
+      GRPCCall2Internal(
+        pool: self.pool,
+        transportType: self.transportType,
+        transport: self.transport,
+        previous: previous
+      )
+    }
+  }
 
   /// Makes the top element of this part of the chain: the first interceptor a factory agrees to
   /// make, or the transport when none does.
   func makeHead(previous: any ResponseLink) -> any RequestLink {
     var factories = self.factories
     while let factory = factories.popFirst() {
-      let rest = InterceptorChain(factories: factories, transport: self.transport)
+      let rest = InterceptorChain(factories: factories, runner: self.runner)
       let manager = GRPCInterceptorManager(rest: rest, previous: previous)
       if let interceptor = factory.makeInterceptor(manager: manager) {
         manager.attach(interceptor)
@@ -21,6 +39,6 @@ struct InterceptorChain: Sendable {
       }
       manager.discard()
     }
-    return self.transport(previous)
+    return self.runner.make(previous: previous)
   }
 }

@@ -1,5 +1,4 @@
 internal import Logging
-internal import NIOConcurrencyHelpers
 internal import NIOCore
 internal import NIOHTTP2
 
@@ -76,7 +75,7 @@ final class KeepaliveBackoff: Sendable {
   let permitWithoutCalls: Bool
   private let interval: Double
   private let logger: Logger
-  private let state = NIOLockedValueBox((multiplier: 1, logged: false))
+  private let state = LockedValue((multiplier: 1, logged: false))
 
   /// - Parameters:
   ///   - interval: The transport's keepalive interval, in seconds (for the log).
@@ -87,13 +86,13 @@ final class KeepaliveBackoff: Sendable {
   }
 
   /// One in how many of the transport's pings leaves.
-  var multiplier: Int { self.state.withLockedValue { $0.multiplier } }
+  var multiplier: Int { self.state.withLock { $0.multiplier } }
 
   /// A server of the channel said it was pinged too often (GOAWAY ENHANCE_YOUR_CALM
   /// "too_many_pings"): the channel's keepalive time doubles, for its next connections too. The
   /// first time, it says so in the log.
   func serverSaidTooManyPings() {
-    let (multiplier, firstTime) = self.state.withLockedValue { state in
+    let (multiplier, firstTime) = self.state.withLock { state in
       state.multiplier = min(state.multiplier * 2, 1 << 20)
       defer { state.logged = true }
       return (state.multiplier, !state.logged)

@@ -85,7 +85,12 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
     switch self.passage {
     case .refused: promise?.succeed()
     case .started: context.write(data, promise: promise)
-    case .holding, .waitingForSlot: self.held.append((data, promise))
+    case .holding, .waitingForSlot:
+      if self.held.capacity == 0 {
+        // A unary call's headers and message (or its end): room for them in one allocation.
+        self.held.reserveCapacity(3)
+      }
+      self.held.append((data, promise))
     }
   }
 
