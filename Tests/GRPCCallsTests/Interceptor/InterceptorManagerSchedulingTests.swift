@@ -30,6 +30,8 @@ struct InterceptorManagerSchedulingTests {
     case queuedTargetingAbove
   }
 
+  /// The rest of the chain, as the machine carries it; never made into elements here (the
+  /// tests hand the machine a `Below` themselves).
   static let chain = InterceptorChain(
     factories: [],
     runner: .init(pool: .shared, transportType: .insecure, transport: nil)

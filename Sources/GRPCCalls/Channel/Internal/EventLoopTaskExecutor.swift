@@ -9,10 +9,13 @@ internal import NIOCore
 /// what an application chose to run inline (inline interceptors, marshallers, token providers).
 ///
 /// Jobs wait in a queue of the executor's own, which the loop empties in turns: a closure per
-/// job, as `EventLoop.execute` takes, would cost an allocation for each of a call's jobs. A
-/// turn runs the jobs that were waiting when it began; those they enqueue wait for the next
-/// turn, after the loop's other work, so a task that keeps enqueueing cannot starve the loop's
-/// I/O.
+/// job, as `EventLoop.execute` takes, would cost an allocation for each of a call's jobs. (NIO's
+/// own `EventLoop.enqueue(_:)` takes a job without one, but runs it as the loop's serial
+/// executor, not as a task executor, so the runtime would not see the task on the executor it
+/// prefers.) A turn runs the jobs that were waiting when it began; those they enqueue wait for
+/// the next turn, behind the closures already queued on the loop, so a task that keeps
+/// enqueueing cannot hold them off. A job enqueued while a turn waits joins it, and may so run
+/// before a closure queued on the loop after the turn was scheduled.
 final class EventLoopTaskExecutor: TaskExecutor {
   private let loop: any EventLoop
   private let jobs = LockedValue(Jobs())

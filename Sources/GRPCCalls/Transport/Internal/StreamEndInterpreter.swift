@@ -87,7 +87,7 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
     case .started: context.write(data, promise: promise)
     case .holding, .waitingForSlot:
       if self.held.capacity == 0 {
-        // A unary call's headers and message (or its end): room for them in one allocation.
+        // A unary call's headers, message and end: room for them in one allocation.
         self.held.reserveCapacity(3)
       }
       self.held.append((data, promise))
