@@ -1,4 +1,4 @@
-internal import NIOConcurrencyHelpers
+public import NIOConcurrencyHelpers
 
 /// A value behind a lock, with `Synchronization.Mutex`'s `withLock`, on a pthread mutex
 /// (`NIOLockedValueBox`: the value and the mutex in one allocation). The package's one lock type.
@@ -8,8 +8,15 @@ internal import NIOConcurrencyHelpers
 /// (a priority-inheriting futex), which ThreadSanitizer cannot see, so every contended critical
 /// section is reported as a data race and a real race would drown among them. ThreadSanitizer
 /// sees a pthread mutex (scripts/test-sanitized.sh).
-package struct LockedValue<Value>: @unchecked Sendable {
-  private let box: NIOLockedValueBox<Value>
+///
+/// The package's modules name it `LockedValue`. The type itself is public, and nothing of it
+/// is, because the optimizer specializes a generic function of another module only when its
+/// type is public: an `@inlinable` method of a `package` type is called unspecialized from the
+/// package's other modules, and there each lock taken (one or two a message of a stream through
+/// the async face) looks up the metadata of its closure's types at run time.
+public struct _LockedValue<Value>: @unchecked Sendable {
+  @usableFromInline
+  let box: NIOLockedValueBox<Value>
 
   package init(_ value: Value) {
     self.box = NIOLockedValueBox(value)
@@ -17,6 +24,7 @@ package struct LockedValue<Value>: @unchecked Sendable {
 
   /// Runs `body` with the value, holding the lock. No user code, and nothing that waits, under
   /// it.
+  @inlinable
   package func withLock<Result, Failure: Error>(
     _ body: (inout Value) throws(Failure) -> Result
   ) throws(Failure) -> Result {
@@ -27,3 +35,6 @@ package struct LockedValue<Value>: @unchecked Sendable {
     return try outcome.get()
   }
 }
+
+/// The package's lock type (see ``_LockedValue``).
+package typealias LockedValue = _LockedValue

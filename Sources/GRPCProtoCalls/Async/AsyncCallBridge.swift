@@ -27,9 +27,8 @@ internal import GRPCCore
 /// methods) are generic functions the library runs unspecialized, and there every use of a type
 /// built on the response type (this bridge's state, its continuations, its lock) would look its
 /// metadata up in the runtime's cache, once per message of a stream. The bridge keeps messages
-/// as `any Sendable` and the typed face casts each one back
-/// (``ResponseMessageSource/next(as:)``), inlined into the stream's iterator and so
-/// specialized in the caller's module. The call has already checked each message's type with
+/// as `any Sendable` and the typed face casts each one back (``responseCast(_:to:)``), inlined
+/// into the stream's iterator and so specialized in the caller's module. The call has already checked each message's type with
 /// its marshaller, closing with `INTERNAL` on one of another type.
 final class AsyncCallBridge: GRPCResponseHandler, ResponseMessageSource {
   /// Never used: the call delivers inline.

@@ -238,12 +238,13 @@ extension GRPCProtoService {
     _ bridge: AsyncCallBridge,
     _ type: Response.Type
   ) async throws -> GRPCResponse<Response> {
-    guard let response = try await bridge.next(as: Response.self) else {
+    guard let message = try await bridge.nextMessage() else {
       throw GRPCError(
         code: .internalError,
         message: "The server closed the call without a response"
       )
     }
+    let response = try responseCast(message, to: Response.self)
     let trailers = try await bridge.waitForClose()
     return GRPCResponse(metadata: bridge.headers ?? [:], message: response, trailers: trailers)
   }

@@ -36,7 +36,8 @@ public struct GRPCResponseStream<Response: SwiftProtobuf.Message>: AsyncSequence
     // step per message would look up the type's metadata and cast through it each time.
     @inlinable
     public mutating func next() async throws -> Response? {
-      try await self.source.next(as: Response.self)
+      guard let message = try await self.source.nextMessage() else { return nil }
+      return try responseCast(message, to: Response.self)
     }
   }
 }
@@ -49,21 +50,22 @@ protocol ResponseMessageSource: Sendable {
   func nextMessage() async throws -> (any Sendable)?
 }
 
-extension ResponseMessageSource {
-  /// The next message as a `Response`, `nil` after a clean close; throws the call's error.
-  @inlinable
-  func next<Response>(as type: Response.Type) async throws -> Response? {
-    guard let message = try await self.nextMessage() else { return nil }
-    guard let response = message as? Response else {
-      // Unreachable: the call's marshaller lets only responses through.
-      throw GRPCError(
-        code: .internalError,
-        message:
-          "The call delivered a \(Swift.type(of: message)) where \(Response.self) was expected"
-      )
-    }
-    return response
+/// `message`, a response the call delivered, as a `Response`.
+///
+/// A free function rather than a method of ``ResponseMessageSource``: a generic method called
+/// through the protocol's existential is generic over the source too, and the optimizer does
+/// not specialize it for the response type alone, so each message would be cast through the
+/// type's metadata at run time.
+@inlinable
+func responseCast<Response>(_ message: any Sendable, to type: Response.Type) throws -> Response {
+  guard let response = message as? Response else {
+    // Unreachable: the call's marshaller lets only responses through.
+    throw GRPCError(
+      code: .internalError,
+      message: "The call delivered a \(Swift.type(of: message)) where \(Response.self) was expected"
+    )
   }
+  return response
 }
 
 /// Writes the requests of a streaming call.
