@@ -1,3 +1,4 @@
+// Public: the lock's storage is part of its inlinable `withLock` (see `_LockedValue`).
 public import NIOConcurrencyHelpers
 
 /// A value behind a lock, with `Synchronization.Mutex`'s `withLock`, on a pthread mutex
@@ -9,11 +10,12 @@ public import NIOConcurrencyHelpers
 /// section is reported as a data race and a real race would drown among them. ThreadSanitizer
 /// sees a pthread mutex (scripts/test-sanitized.sh).
 ///
-/// The package's modules name it `LockedValue`. The type itself is public, and nothing of it
-/// is, because the optimizer specializes a generic function of another module only when its
-/// type is public: an `@inlinable` method of a `package` type is called unspecialized from the
-/// package's other modules, and there each lock taken (one or two a message of a stream through
-/// the async face) looks up the metadata of its closure's types at run time.
+/// The package's modules name it `LockedValue`. The type is public, with no public members,
+/// because the optimizer specializes a generic method in another module only when the type
+/// declaring it is public: an `@inlinable` method of a `package` type is called unspecialized
+/// from the package's other modules, and each lock taken there (the async face takes two for
+/// each message of a stream) would look up the metadata of its closure's types at run time.
+/// Within this module every use is specialized either way.
 public struct _LockedValue<Value>: @unchecked Sendable {
   @usableFromInline
   let box: NIOLockedValueBox<Value>

@@ -28,8 +28,9 @@ internal import GRPCCore
 /// built on the response type (this bridge's state, its continuations, its lock) would look its
 /// metadata up in the runtime's cache, once per message of a stream. The bridge keeps messages
 /// as `any Sendable` and the typed face casts each one back (``responseCast(_:to:)``), inlined
-/// into the stream's iterator and so specialized in the caller's module. The call has already checked each message's type with
-/// its marshaller, closing with `INTERNAL` on one of another type.
+/// into the stream's iterator and so specialized in the caller's module. The call has already
+/// checked each message's type with its marshaller, closing with `INTERNAL` on one of another
+/// type.
 final class AsyncCallBridge: GRPCResponseHandler, ResponseMessageSource {
   /// Never used: the call delivers inline.
   var dispatchQueue: DispatchQueue { .global() }
