@@ -294,7 +294,7 @@ public final class GRPCCall2: Sendable {
   private func drain() {
     while true {
       guard let (delivery, released) = self.state.withLock({ $0.nextDelivery() }) else { return }
-      switch delivery {
+      switch consume delivery {
       case .initialMetadata(let metadata):
         self.handler.didReceiveInitialMetadata(metadata)
       case .message(let message):
@@ -336,7 +336,8 @@ private final class CallLink: ResponseLink {
 
   func receive(_ response: CallResponse, withinDeliveryQueue: Bool) {
     guard let call = self.call else { return }
-    if case .message(let message) = response, let marshaller = call.callOptions.marshaller,
+    // The marshaller first: a call without one (bytes) binds no copy of each message.
+    if let marshaller = call.callOptions.marshaller, case .message(let message) = response,
       !marshaller.accepts(response: message)
     {
       // An interceptor passed on something the handler cannot take: say so rather than drop it.

@@ -34,7 +34,11 @@ public struct _LockedValue<Value>: @unchecked Sendable {
     let outcome = self.box.withLockedValue { value in
       Swift.Result { () throws(Failure) -> Result in try body(&value) }
     }
-    return try outcome.get()
+    // Consumed, so the value moves out (`get()` would copy it and destroy the original).
+    switch consume outcome {
+    case .success(let result): return result
+    case .failure(let error): throw error
+    }
   }
 }
 

@@ -335,7 +335,9 @@ extension GRPCCall2 {
         self.draining = false
         return nil
       }
-      let delivery = self.pending[self.next]
+      // Moved out rather than copied: the message is retained once, by whoever delivers it.
+      var delivery = Delivery.didWrite
+      swap(&delivery, &self.pending[self.next])
       self.next += 1
       guard case .close = delivery else { return (delivery, nil) }
       self.response = .closed
