@@ -92,7 +92,8 @@ extension GRPCCall2 {
     private(set) var request: RequestState = .idle(Idle())
     private(set) var response: ResponseState = .open
     private var pending: [Delivery] = []
-    /// The index of the next pending delivery; the list is emptied when it is all taken.
+    /// The index of the next pending delivery (the slots before it were taken, and hold
+    /// `.didWrite`); the list is emptied when it is all taken.
     private var next = 0
     /// Whether a drain is scheduled or running: one at a time, so callbacks never overlap.
     private(set) var draining = false
