@@ -130,7 +130,8 @@ before1="$(served 1)"
 before3="$(served 3)"
 # Re-resolved every 5 s, with the transport's own reconnection backoff: a server back up takes
 # calls again within about one period (the backoff's longest wait is capped at it).
-resolution_interval=5 load "$target" round_robin 30000 >/tmp/grpc-calls-balance-load.txt 2>&1 &
+# RESTART_CALLS must outlast the kill, 5,000 calls and the restart's wait.
+resolution_interval=5 load "$target" round_robin "${RESTART_CALLS:-30000}" >/tmp/grpc-calls-balance-load.txt 2>&1 &
 load_pid=$!
 pids+=("$load_pid")
 wait_served 2 "$(($(served 2) + 500))"

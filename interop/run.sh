@@ -57,9 +57,12 @@ start_server() {
   }
 }
 
+# Each section prints the minutes since the script started, so a slow one shows in CI's log.
+section() { printf -- '--- %s (%d:%02d)\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)); }
+
 status=0
 
-echo "--- grpc-calls interop -> grpcio server"
+section "grpc-calls interop -> grpcio server"
 # grpcio hides a request's grpc-encoding from the servicer, so its server cannot check
 # expect_compressed: the client_compressed_* cases run against grpc-go and grpc-calls serve.
 echo "(client_compressed_unary, client_compressed_streaming: not run, grpcio's server cannot see request compression)"
@@ -67,17 +70,17 @@ start_server "$python" interop/python/server.py --port 0
 "$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all --api all --use_cache true \
   --exclude_test_cases client_compressed_unary,client_compressed_streaming || status=1
 
-echo "--- grpc-calls list and describe -> grpcio server (grpcio-reflection, v1 and v1alpha)"
+section "grpc-calls list and describe -> grpcio server (grpcio-reflection, v1 and v1alpha)"
 interop/check-reflection.sh "$tool" "127.0.0.1:$port" || status=1
 
-echo "--- grpc-calls load -> grpcio server (unary calls one at a time and 32 in flight, every face)"
+section "grpc-calls load -> grpcio server (unary calls one at a time and 32 in flight, every face)"
 # grpcio answers a unary call before it reads our END_STREAM unless both leave together; a
 # client that sends them apart gets its streams reset and, past swift-nio-http2's reset limit,
 # its connection closed (Design article, "Where the core needed help"). Every call must succeed.
 "$tool" load --server_host 127.0.0.1 --server_port "$port" --calls "${LOAD_CALLS:-5000}" \
   --concurrency 1,32 --api all || status=1
 
-echo "--- grpc-calls cancellation -> grpcio server: every cancel is a reset, and its handler sees a cancel"
+section "grpc-calls cancellation -> grpcio server: every cancel is a reset, and its handler sees a cancel"
 # Cancel, task cancellation, a deadline and the v1 cancel, on both streaming methods and both
 # paths to the core: RST_STREAM(CANCEL) and no END_STREAM on the wire, "cancelled" in the
 # server's own record of each handler (--events).
@@ -85,7 +88,7 @@ events="$(mktemp)"
 start_server "$python" interop/python/server.py --port 0 --events "$events"
 "$tool" cancellation --server_port "$port" --events "$events" --runs "${CANCEL_RUNS:-100}" | tail -n 20 || status=1
 
-echo "--- grpc-calls interop and load -> grpcio server that gzips every response (client requests uncompressed)"
+section "grpc-calls interop and load -> grpcio server that gzips every response (client requests uncompressed)"
 # gRPC core clients accept gzip and deflate responses by default; so must ours, whatever
 # compressionAlgorithm says about requests.
 start_server "$python" interop/python/server.py --port 0 --compress-responses
@@ -93,7 +96,7 @@ start_server "$python" interop/python/server.py --port 0 --compress-responses
   --test_case empty_unary,large_unary,server_streaming,client_streaming,ping_pong || status=1
 "$tool" load --server_host 127.0.0.1 --server_port "$port" --calls 1000 --concurrency 1,32 --api all || status=1
 
-echo "--- grpc-calls interop -> grpc-go server, plaintext and TLS, every face (interop/go)"
+section "grpc-calls interop -> grpc-go server, plaintext and TLS, every face (interop/go)"
 # grpc-go is the implementation behind most gRPC backends, with an HTTP/2 stack of its own: BDP
 # pings on nearly every burst of DATA, keepalive enforcement, a two-phase GOAWAY.
 go_server="$(interop/go/build.sh | tail -n 1)"
@@ -106,37 +109,38 @@ start_server "$go_server" --port 0 --tls --cert "$certs/server.pem" --key "$cert
 "$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all --api all --use_cache true \
   --use_tls true --use_test_ca true --ca_file "$certs/ca.pem" --server_host_override foo.test.google.fr || status=1
 
-echo "--- grpc-calls list and describe -> grpc-go server (its reflection is v1alpha only: the client falls back)"
+section "grpc-calls list and describe -> grpc-go server (its reflection is v1alpha only: the client falls back)"
 interop/check-reflection.sh "$tool" "127.0.0.1:$go_port" || status=1
 
-echo "--- grpc-calls load -> grpc-go server with its defaults (BDP estimation on), every face"
+section "grpc-calls load -> grpc-go server with its defaults (BDP estimation on), every face"
 "$tool" load --target "127.0.0.1:$go_port" --calls "${GO_LOAD_CALLS:-10000}" --concurrency 1,64,200 --api all || status=1
 
-echo "--- grpc-calls cancellation -> grpc-go server (as against grpcio above)"
+section "grpc-calls cancellation -> grpc-go server (as against grpcio above)"
 events="$(mktemp)"
 start_server "$go_server" --port 0 --events "$events"
 "$tool" cancellation --server_port "$port" --events "$events" --runs "${CANCEL_RUNS:-100}" | tail -n 20 || status=1
 
-echo "--- grpc-calls load -> grpc-go server that ends each connection after 1 s (MaxConnectionAge), every face"
+section "grpc-calls load -> grpc-go server that ends each connection after 1 s (MaxConnectionAge), every face"
 # A graceful GOAWAY every second, in two steps: calls above its last stream are sent again on a
 # new connection, those below finish on the old one; none may be lost.
 start_server "$go_server" --port 0 --max-connection-age 1s
 "$tool" load --target "127.0.0.1:$port" --calls "${GO_LOAD_CALLS:-10000}" --concurrency 1,64,200 --api all || status=1
 
-echo "--- grpc-calls interop -> grpc-calls serve"
+section "grpc-calls interop -> grpc-calls serve"
 start_server "$tool" serve --port 0
 "$tool" interop --server_host 127.0.0.1 --server_port "$port" --test_case all --api all --use_cache true || status=1
 
-echo "--- grpc-calls list and describe -> grpc-calls serve (the interop server's reflection, v1)"
+section "grpc-calls list and describe -> grpc-calls serve (the interop server's reflection, v1)"
 interop/check-reflection.sh "$tool" "127.0.0.1:$port" || status=1
 
-echo "--- grpcio client -> grpc-calls serve"
+section "grpcio client -> grpc-calls serve"
 "$python" interop/python/client.py --server_host 127.0.0.1 --server_port "$port" --test_case all || status=1
 
-echo "--- balancing over three grpcio servers (127.0.0.1-3): round_robin, a kill and a restart, pick_first, a DNS name"
+section "balancing over three grpcio servers (127.0.0.1-3): round_robin, a kill and a restart, pick_first, a DNS name"
 interop/balance.sh "$tool" "$python" || status=1
 
-echo "--- balancing over three grpc-calls serve (127.0.0.1-3), the same"
+section "balancing over three grpc-calls serve (127.0.0.1-3), the same"
 interop/balance.sh "$tool" || status=1
 
+section "done"
 exit "$status"

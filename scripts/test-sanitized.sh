@@ -4,8 +4,9 @@
 # ThreadSanitizer, in a build of their own (.build-tsan), and fails on any report as well as on
 # any failed test.
 #
-# Usage: scripts/test-sanitized.sh [--build-only]   (extra `swift test` arguments go in
-#        SWIFT_TEST_ARGS; --build-only builds the tests and stops, as .ci/run does beside others)
+# Usage: scripts/test-sanitized.sh [--build-only | --skip-build]   (extra `swift test` arguments
+#        go in SWIFT_TEST_ARGS). .ci/run builds with --build-only beside other steps, then runs
+#        the tests with --skip-build.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -18,10 +19,11 @@ export TSAN_OPTIONS="suppressions=$PWD/scripts/tsan-suppressions.txt ${TSAN_OPTI
 # threads at once instead of 10,000.
 export GRPC_CALLS_DRIVING_CALLS="${GRPC_CALLS_DRIVING_CALLS:-1000}"
 
-if [ "${1:-}" = "--build-only" ]; then
-  exec swift build --build-tests "${tsan[@]}"
-fi
-swift build --build-tests "${tsan[@]}" 2>&1 | tail -1
+case "${1:-}" in
+  --build-only) exec swift build --build-tests "${tsan[@]}" ;;
+  --skip-build) ;;
+  *) swift build --build-tests "${tsan[@]}" 2>&1 | tail -1 ;;
+esac
 log="$(mktemp)"
 status=0
 # shellcheck disable=SC2086

@@ -20,7 +20,11 @@ enum BenchScenario: String, CaseIterable, Sendable {
   private var figures: [String] {
     switch self {
     case .unaryLatency:
-      ["p50_us", "p90_us", "p99_us", "max_us", "calls_per_s", "cpu_s_per_1k", "switches_per_call"]
+      // The lower quartiles too: a shifted distribution and a slow tail move p50 alike.
+      [
+        "p10_us", "p25_us", "p50_us", "p90_us", "p99_us", "max_us", "calls_per_s", "cpu_s_per_1k",
+        "switches_per_call",
+      ]
     case .unaryThroughput: ["calls_per_s", "cpu_s_per_1k"]
     case .pingPong: ["round_trips_per_s", "p50_us", "p99_us", "cpu_s_per_1k", "switches_per_call"]
     case .largeUnary: ["mb_per_s", "cpu_s_per_1k"]
@@ -30,6 +34,8 @@ enum BenchScenario: String, CaseIterable, Sendable {
 
   func value(of metric: String, in tally: Tally) -> Double {
     switch metric {
+    case "p10_us": tally.percentile(10)
+    case "p25_us": tally.percentile(25)
     case "p50_us": tally.p50
     case "p90_us": tally.p90
     case "p99_us": tally.p99

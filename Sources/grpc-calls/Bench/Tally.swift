@@ -38,10 +38,14 @@ struct Tally: Sendable {
     self.contextSwitches += other.contextSwitches
   }
 
-  var p50: Double { Double(self.latencies.valueAtPercentile(50)) }
-  var p90: Double { Double(self.latencies.valueAtPercentile(90)) }
-  var p99: Double { Double(self.latencies.valueAtPercentile(99)) }
+  var p50: Double { self.percentile(50) }
+  var p90: Double { self.percentile(90) }
+  var p99: Double { self.percentile(99) }
   var max: Double { Double(self.latencies.max) }
+
+  func percentile(_ percentile: Double) -> Double {
+    Double(self.latencies.valueAtPercentile(percentile))
+  }
   var callsPerSecond: Double { self.seconds > 0 ? Double(self.calls) / self.seconds : 0 }
   var messagesPerSecond: Double { self.seconds > 0 ? Double(self.messages) / self.seconds : 0 }
   var megabytesPerSecond: Double { self.seconds > 0 ? Double(self.bytes) / 1e6 / self.seconds : 0 }
