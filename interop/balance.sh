@@ -79,6 +79,13 @@ wait_total() {
   return 1
 }
 
+# stop_load PID: ends the `load` that the background job PID runs (under timeout): on SIGTERM
+# it starts no more calls, finishes those in flight and prints its summary. (Sent to timeout, the
+# signal would reach it twice, and a second one ends it at once.)
+stop_load() {
+  pkill -TERM -P "$(pgrep -P "$1" -x timeout)"
+}
+
 kill_server() {
   kill -9 "${server_pid[$1]}"
   wait "${server_pid[$1]}" 2>/dev/null || true
@@ -93,8 +100,9 @@ expect_between() {
   echo "ok: $4: $1"
 }
 
-# load TARGET POLICY CALLS [extra options]: sequential unary calls through GRPCCall2; prints
-# and checks the last line, "load: N ok, 0 failed".
+# load TARGET POLICY CALLS [command prefix]: sequential unary calls through GRPCCall2; prints
+# and checks the last line, "load: CALLS ok, 0 failed". With CALLS "until-stopped", `load` runs
+# until stop_load ends it, and any number of calls may have succeeded.
 load() {
   local target="$1" policy="$2" calls="$3"
   shift 3
@@ -104,12 +112,17 @@ load() {
         \"backoffMultiplier\": 2, \"retryableStatusCodes\": [\"UNAVAILABLE\"]}}]}"
   local output last
   output="$(mktemp)"
-  "$@" timeout 600 "$tool" load --target "$target" --service-config "$config" --calls "$calls" \
+  local count="$calls" expected="load: $calls ok, 0 failed"
+  if [ "$calls" = until-stopped ]; then
+    count=100000000
+    expected="load: [1-9][0-9]* ok, 0 failed"
+  fi
+  "$@" timeout 600 "$tool" load --target "$target" --service-config "$config" --calls "$count" \
     --concurrency 1 --api raw --name-resolution-interval "${resolution_interval:-1}" \
     >"$output" 2>&1 || true
   last="$(tail -n 1 "$output")"
   echo "$last"
-  if [ "$last" != "load: $calls ok, 0 failed" ]; then
+  if ! grep -qx "$expected" <<<"$last"; then
     tail -n 20 "$output" >&2
     return 1
   fi
@@ -129,9 +142,9 @@ echo "--- round_robin, 127.0.0.2 killed mid-run and restarted"
 before1="$(served 1)"
 before3="$(served 3)"
 # Re-resolved every 5 s, with the transport's own reconnection backoff: a server back up takes
-# calls again within about one period (the backoff's longest wait is capped at it).
-# RESTART_CALLS must outlast the kill, 5,000 calls and the restart's wait.
-resolution_interval=5 load "$target" round_robin "${RESTART_CALLS:-30000}" >/tmp/grpc-calls-balance-load.txt 2>&1 &
+# calls again within about one period (the backoff's longest wait is capped at it). The calls go
+# on until the restarted server has taken 100.
+resolution_interval=5 load "$target" round_robin until-stopped >/tmp/grpc-calls-balance-load.txt 2>&1 &
 load_pid=$!
 pids+=("$load_pid")
 wait_served 2 "$(($(served 2) + 500))"
@@ -146,6 +159,7 @@ echo "restarted 127.0.0.2"
 wait_served 2 1
 echo "the restarted 127.0.0.2 took its first call $(awk -v from="$restarted_at" -v to="$(date +%s.%N)" 'BEGIN { printf "%.1f", to - from }') s after it started listening (re-resolution every 5 s)"
 wait_served 2 100
+stop_load "$load_pid"
 load_status=0
 wait "$load_pid" || load_status=$?
 cat /tmp/grpc-calls-balance-load.txt

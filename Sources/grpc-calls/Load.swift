@@ -16,7 +16,11 @@ internal import Synchronization
 /// half-open stream once it answered, which a client must survive).
 struct Load: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Make many unary calls through each face of the library; report every failure."
+    abstract: "Make many unary calls through each face of the library; report every failure.",
+    discussion: """
+      SIGINT or SIGTERM stops it early: no more calls start, those in flight finish and the \
+      summary prints. A second signal ends it at once.
+      """
   )
 
   @Option(
@@ -155,13 +159,34 @@ struct Load: AsyncParsableCommand {
       return level
     }
     let target = self.target ?? "\(self.serverHost):\(self.serverPort ?? 0)"
+    let (succeeded, failed) = await StopRequest.whileRunning { stop in
+      await self.run(target: target, options: options, faces: faces, levels: levels, stop: stop)
+    }
+    Console.line("load: \(succeeded) ok, \(failed) failed")
+    if failed > 0 {
+      throw ExitCode.failure
+    }
+  }
+
+  /// Runs every face at every level until done or until `stop` is requested; returns the calls
+  /// that succeeded and failed.
+  private func run(
+    target: String,
+    options: GRPCCallOptions,
+    faces: [Face],
+    levels: [Int],
+    stop: StopRequest
+  ) async -> (succeeded: Int, failed: Int) {
     var succeeded = 0
     var failed = 0
-    for face in faces {
+    runs: for face in faces {
       for level in levels {
+        if stop.signalNumber != nil {
+          break runs
+        }
         let calls = LoadCalls(target: target, face: face, options: options)
         let started = ContinuousClock.now
-        let result = await calls.run(count: self.calls, inFlight: level)
+        let result = await calls.run(count: self.calls, inFlight: level, stop: stop)
         calls.close()
         let seconds = (ContinuousClock.now - started) / .seconds(1)
         let failures = result.failures.sorted { $0.value > $1.value }
@@ -174,10 +199,10 @@ struct Load: AsyncParsableCommand {
         failed += result.failed
       }
     }
-    Console.line("load: \(succeeded) ok, \(failed) failed")
-    if failed > 0 {
-      throw ExitCode.failure
+    if let signal = stop.signalNumber {
+      Console.line("load stopped by signal \(signal): the calls in flight ended, no more started")
     }
+    return (succeeded, failed)
   }
 }
 
@@ -221,8 +246,9 @@ struct LoadCalls: Sendable {
     self.pool.disconnectAll()
   }
 
-  /// Makes `count` calls with `inFlight` of them running at any time.
-  func run(count: Int, inFlight: Int) async -> Result {
+  /// Makes `count` calls with `inFlight` of them running at any time; once `stop` is requested
+  /// it starts no more and waits for those in flight.
+  func run(count: Int, inFlight: Int, stop: StopRequest) async -> Result {
     await withTaskGroup(of: GRPCError?.self) { group in
       var result = Result()
       var started = 0
@@ -232,7 +258,7 @@ struct LoadCalls: Sendable {
       }
       while let outcome = await group.next() {
         result.record(outcome)
-        if started < count {
+        if started < count, stop.signalNumber == nil {
           group.addTask { await self.call() }
           started += 1
         }

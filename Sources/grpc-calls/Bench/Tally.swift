@@ -46,6 +46,7 @@ struct Tally: Sendable {
   func percentile(_ percentile: Double) -> Double {
     Double(self.latencies.valueAtPercentile(percentile))
   }
+
   var callsPerSecond: Double { self.seconds > 0 ? Double(self.calls) / self.seconds : 0 }
   var messagesPerSecond: Double { self.seconds > 0 ? Double(self.messages) / self.seconds : 0 }
   var megabytesPerSecond: Double { self.seconds > 0 ? Double(self.bytes) / 1e6 / self.seconds : 0 }

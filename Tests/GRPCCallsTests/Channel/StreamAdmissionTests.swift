@@ -1,3 +1,4 @@
+import GRPCCore
 import NIOCore
 import NIOEmbedded
 import NIOHPACK
@@ -75,6 +76,34 @@ struct StreamAdmissionTests {
     #expect(trailers.headers.first(name: "grpc-status") == "14")
     #expect(trailers.headers.first(name: "grpc-message") == StreamEndInterpreter.neverLeftMessage)
     #expect(record.openStreams == 0)
+  }
+
+  @Test(
+    "a stream whose connection closes before it wrote anything is retried as one that never left, not as one the server refused"
+  )
+  func endedBeforeItWrote() throws {
+    let loop = EmbeddedEventLoop()
+    let stream = try Self.stream(ConnectionRecord(), on: loop)
+    _ = try? stream.close().wait()
+
+    let answer = try #require(try stream.readInbound(as: HTTP2Frame.FramePayload.self))
+    guard case .rstStream(let code) = answer else {
+      Issue.record("expected a reset, got \(answer)")
+      return
+    }
+    // REFUSED_STREAM would be retried once per call (gRFC A6's "not processed").
+    #expect(code == StreamEndInterpreter.neverLeftReset)
+    #expect(code != .refusedStream)
+
+    // What the transport makes of that reset, then what the call closes with.
+    let reported = RPCError(
+      code: .unavailable,
+      message: "Stream unexpectedly closed: received RST_STREAM frame (0x4e4c: unknown error)."
+    )
+    let error = GRPCError(converting: reported, headers: [:], responseSizeLimit: 1 << 22)
+    #expect(error.code == .unavailable)
+    #expect(error.message == StreamEndInterpreter.neverLeftMessage)
+    #expect(!StreamReset.isRefused(error))
   }
 
   @Test(

@@ -17,11 +17,12 @@ internal import NIOHTTP2
 /// - when a stream ends (an error, or going inactive) before any frame from the server reached
 ///   it, and its HEADERS never left the client (held back here, or waiting in
 ///   swift-nio-http2's buffer for a concurrency slot when the connection closed), the call gets
-///   UNAVAILABLE ``neverLeftMessage``, which the runner retries on another connection (gRFC A6:
-///   an RPC that never left the client);
+///   UNAVAILABLE ``neverLeftMessage`` (``neverLeftReset`` if it wrote nothing yet), which the
+///   runner retries on another connection (gRFC A6: an RPC that never left the client);
 /// - one above the last stream ID of the server's GOAWAY was not processed by the server (RFC
-///   9113 §6.8): the transport is handed a REFUSED_STREAM reset, what a server says of a stream
-///   it did no work on, so the call is retried once, as gRPC core and grpc-go do;
+///   9113 §6.8): it gets UNAVAILABLE ``unprocessedPrefix``, which the runner treats as a
+///   REFUSED_STREAM reset, what a server says of a stream it did no work on: the call is
+///   retried once, as gRPC core and grpc-go do;
 /// - any other stream whose connection ended under it, before or after the server's response
 ///   headers, gets UNAVAILABLE saying which side closed the connection and why: the GOAWAY's
 ///   error code and debug data (ENHANCE_YOUR_CALM "too_many_pings", say) and what to do about
@@ -207,7 +208,6 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
       return
     }
     self.explained = true
-    let streamID = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
     switch self.passage {
     case .holding, .waitingForSlot:
       // The stream ended before it first flushed, or while it waited for a slot: the
@@ -219,6 +219,7 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
       // Its HEADERS went on to the HTTP/2 handler.
       break
     }
+    let streamID = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
     if self.connection.lastGoAway != nil, self.connection.neverSent(streamID: streamID) {
       // Only a connection the server was closing: a stream whose HEADERS swift-nio-http2 would
       // not send at all (a header list over the server's limit, which it treats as a
@@ -288,15 +289,26 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
 
   /// Ends a call that the server did not process with UNAVAILABLE `message`, which the runner
   /// recognizes and retries (``neverLeftMessage``, ``unprocessedPrefix``). A stream that wrote
-  /// nothing yet is answered with a REFUSED_STREAM reset instead, which the runner retries too:
-  /// the transport takes no status before the request's headers.
+  /// nothing yet is answered with a ``neverLeftReset`` instead: the transport takes no status
+  /// before the request's headers.
   private func report(_ message: String, wroteHeaders: Bool, context: ChannelHandlerContext) {
     if wroteHeaders {
       self.reportStatus(message, context: context)
     } else {
-      context.fireChannelRead(self.wrapInboundOut(.rstStream(.refusedStream)))
+      context.fireChannelRead(self.wrapInboundOut(.rstStream(Self.neverLeftReset)))
     }
   }
+
+  /// The reset handed to the transport for a stream that ended before it wrote anything, so
+  /// before anything of it left the client.
+  ///
+  /// Not REFUSED_STREAM: that says the server saw the stream and did no work on it, which gRFC
+  /// A6 (like gRPC core and grpc-go) retries once per call, while a call whose stream never
+  /// left is tried again as often as its connection closes under it; a call with 200 in flight
+  /// against a server that ends each connection after a second met that twice in a row. The
+  /// code is none of RFC 9113's (0x0 to 0xd) and never goes on the wire: ``StreamReset`` turns
+  /// it back into ``neverLeftMessage``.
+  static let neverLeftReset = HTTP2ErrorCode(networkCode: 0x4E4C)
 
   /// Hands the transport UNAVAILABLE with `message`: a trailers-only answer, or trailers after
   /// the server's own headers.
