@@ -25,7 +25,11 @@ fi
 
 pids=()
 cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  # A background `load` runs under timeout in a subshell: its children go first.
+  for pid in "${pids[@]}"; do
+    pkill -TERM -P "$pid" 2>/dev/null || true
+    kill "$pid" 2>/dev/null || true
+  done
   wait 2>/dev/null || true
 }
 trap cleanup EXIT
@@ -83,7 +87,10 @@ wait_total() {
 # it starts no more calls, finishes those in flight and prints its summary. (Sent to timeout, the
 # signal would reach it twice, and a second one ends it at once.)
 stop_load() {
-  pkill -TERM -P "$(pgrep -P "$1" -x timeout)"
+  local timeout_pid
+  # A `load` that already ended says why in its output, which the caller shows.
+  timeout_pid="$(pgrep -P "$1" -x timeout)" || return 0
+  pkill -TERM -P "$timeout_pid" || true
 }
 
 kill_server() {

@@ -20,16 +20,16 @@ final class StopRequest: Sendable {
 
   private init() {}
 
-  /// Runs `body` with SIGINT and SIGTERM turned into a stop request, then restores their
-  /// default actions.
+  /// Runs `body` with SIGINT and SIGTERM turned into a stop request, then restores what they
+  /// did before.
   static func whileRunning<Result>(
     _ body: (StopRequest) async throws -> Result
   ) async rethrows -> Result {
     let request = StopRequest()
     let signals = [SIGINT, SIGTERM]
+    // The default action would end the process before a summary prints.
+    let previous = signals.map { Foundation.signal($0, SIG_IGN) }
     let sources = signals.map { number in
-      // The default action would end the process before a summary prints.
-      _ = Foundation.signal(number, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
       source.setEventHandler {
         let (exchanged, _) = request.signal.compareExchange(
@@ -46,7 +46,7 @@ final class StopRequest: Sendable {
     }
     defer {
       for source in sources { source.cancel() }
-      for number in signals { _ = Foundation.signal(number, SIG_DFL) }
+      for (number, action) in zip(signals, previous) { _ = Foundation.signal(number, action) }
     }
     return try await body(request)
   }

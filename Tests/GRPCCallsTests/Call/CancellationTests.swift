@@ -97,7 +97,8 @@ struct CancellationTests {
             || error.message.hasPrefix(
               "The server did not process the call: it closed the connection (GOAWAY ENHANCE_YOUR_CALM"
             )
-            || error.message.hasPrefix("The server reset the stream (RST_STREAM REFUSED STREAM")):
+            || error.message.hasPrefix("The server reset the stream (RST_STREAM REFUSED STREAM")
+            || error.message.hasPrefix("The call's stream did not leave the client")):
           // A streaming call's requests cannot be sent again: one the server did not process
           // fails, saying so.
           lost += 1

@@ -106,6 +106,21 @@ struct StreamAdmissionTests {
     #expect(!StreamReset.isRefused(error))
   }
 
+  @Test("a peer's reset of the never-left code reaches the transport as INTERNAL_ERROR")
+  func peerResetOfTheNeverLeftCode() throws {
+    let loop = EmbeddedEventLoop()
+    let stream = try Self.stream(ConnectionRecord(), on: loop)
+    Self.open(stream)
+    _ = try stream.readOutbound(as: HTTP2Frame.FramePayload.self)
+    try stream.writeInbound(HTTP2Frame.FramePayload.rstStream(StreamEndInterpreter.neverLeftReset))
+    let answer = try #require(try stream.readInbound(as: HTTP2Frame.FramePayload.self))
+    guard case .rstStream(let code) = answer else {
+      Issue.record("expected a reset, got \(answer)")
+      return
+    }
+    #expect(code == .internalError)
+  }
+
   @Test(
     "a stream that flushes while the last one ends starts once the transport has kept the connection"
   )

@@ -74,8 +74,14 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
       self.endedByServer = self.endedByServer || headers.endStream
     case .data(let data):
       self.endedByServer = self.endedByServer || data.endStream
-    case .rstStream:
+    case .rstStream(let code):
       self.endedByServer = true
+      if code == Self.neverLeftReset {
+        // A peer's reset of that code (none of RFC 9113's, so INTERNAL_ERROR to a receiver)
+        // must not read as a stream that never left: the server may have done the work.
+        context.fireChannelRead(self.wrapInboundOut(.rstStream(.internalError)))
+        return
+      }
     default:
       break
     }
@@ -307,7 +313,8 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
   /// left is tried again as often as its connection closes under it; a call with 200 in flight
   /// against a server that ends each connection after a second met that twice in a row. The
   /// code is none of RFC 9113's (0x0 to 0xd) and never goes on the wire: ``StreamReset`` turns
-  /// it back into ``neverLeftMessage``.
+  /// it back into ``neverLeftMessage``, and a peer's reset of that code reaches the transport
+  /// as INTERNAL_ERROR.
   static let neverLeftReset = HTTP2ErrorCode(networkCode: 0x4E4C)
 
   /// Hands the transport UNAVAILABLE with `message`: a trailers-only answer, or trailers after
