@@ -21,12 +21,13 @@ struct StreamReset {
     guard error.code == .unavailable, case .streamReset(let value, let name)? = CoreFailure(error)
     else { return nil }
     self.value = value
-    self.code = Self.code(for: value)
     if value == Self.neverLeftValue {
       // Not the server's: the stream ended before anything of it left the client.
+      self.code = .unavailable
       self.message = StreamEndInterpreter.neverLeftMessage
       return
     }
+    self.code = Self.code(for: value)
     self.message =
       "\(Self.messagePrefix) (RST_STREAM \(name.uppercased()), 0x\(String(value, radix: 16))) "
       + "before sending a status"
@@ -48,7 +49,6 @@ struct StreamReset {
   private static func code(for value: UInt32) -> RPCError.Code {
     switch value {
     case 0x7: .unavailable  // REFUSED_STREAM: no work was done; safe to retry
-    case Self.neverLeftValue: .unavailable
     case 0x8: .cancelled  // CANCEL
     case 0xB: .resourceExhausted  // ENHANCE_YOUR_CALM
     case 0xC: .permissionDenied  // INADEQUATE_SECURITY
