@@ -55,14 +55,18 @@ for check in Tests/CompileChecks/*.swift; do
 done
 
 echo "--- protoc, both plugins at default options, two packages with a Greeter, swift_prefix"
-swift build --product protoc-gen-swift 2>&1 | tail -1
-swift build --product protoc-gen-grpc-calls 2>&1 | tail -1
+# In their own build folder, as scripts/generate-grpc-calls.sh builds them: a product build
+# in .build would make the next package build there recompile swift-protobuf and its users.
+plugins=(--scratch-path .build-protoc)
+swift build "${plugins[@]}" --product protoc-gen-swift 2>&1 | tail -1
+swift build "${plugins[@]}" --product protoc-gen-grpc-calls 2>&1 | tail -1
+plugin_bin="$(swift build "${plugins[@]}" --show-bin-path)"
 out="$tmp/generated"
 mkdir -p "$out"
 (
   cd Tests/GRPCCallsCodeGenTests/Golden/protos
-  protoc --plugin=protoc-gen-swift="$bin/protoc-gen-swift" --swift_out="$out" \
-    --plugin=protoc-gen-grpc-calls="$bin/protoc-gen-grpc-calls" --grpc-calls_out="$out" \
+  protoc --plugin=protoc-gen-swift="$plugin_bin/protoc-gen-swift" --swift_out="$out" \
+    --plugin=protoc-gen-grpc-calls="$plugin_bin/protoc-gen-grpc-calls" --grpc-calls_out="$out" \
     collide/first.proto collide/second.proto prefixed.proto
 )
 cat >"$out/use.swift" <<'SWIFT'
@@ -92,8 +96,8 @@ check_standard() {
   mkdir -p "$dir"
   (
     cd Examples/Sources/StandardProtos
-    protoc --plugin=protoc-gen-swift="$bin/protoc-gen-swift" --swift_out="$dir" \
-      --plugin=protoc-gen-grpc-calls="$bin/protoc-gen-grpc-calls" --grpc-calls_out="$dir" \
+    protoc --plugin=protoc-gen-swift="$plugin_bin/protoc-gen-swift" --swift_out="$dir" \
+      --plugin=protoc-gen-grpc-calls="$plugin_bin/protoc-gen-grpc-calls" --grpc-calls_out="$dir" \
       "${options[@]}" "$@"
   )
   local uses=()

@@ -19,10 +19,13 @@ export TSAN_OPTIONS="suppressions=$PWD/scripts/tsan-suppressions.txt ${TSAN_OPTI
 # threads at once instead of 10,000.
 export GRPC_CALLS_DRIVING_CALLS="${GRPC_CALLS_DRIVING_CALLS:-1000}"
 
+# Only the test product: --build-tests would also build the executables and the build plugin's
+# tools, which no suite here runs.
+build=(swift build --product grpc-callsPackageTests "${tsan[@]}")
 case "${1:-}" in
-  --build-only) exec swift build --build-tests "${tsan[@]}" ;;
+  --build-only) exec "${build[@]}" ;;
   --skip-build) ;;
-  *) swift build --build-tests "${tsan[@]}" 2>&1 | tail -1 ;;
+  *) "${build[@]}" 2>&1 | tail -1 ;;
 esac
 log="$(mktemp)"
 status=0
