@@ -55,12 +55,17 @@ for check in Tests/CompileChecks/*.swift; do
 done
 
 echo "--- protoc, both plugins at default options, two packages with a Greeter, swift_prefix"
-# In their own build folder, as scripts/generate-grpc-calls.sh builds them: a product build
-# in .build would make the next package build there recompile swift-protobuf and its users.
-plugins=(--scratch-path .build-protoc)
-swift build "${plugins[@]}" --product protoc-gen-swift 2>&1 | tail -1
-swift build "${plugins[@]}" --product protoc-gen-grpc-calls 2>&1 | tail -1
-plugin_bin="$(swift build "${plugins[@]}" --show-bin-path)"
+# The plugins the package build left (protoc-gen-grpc-calls is one of its products;
+# scripts/generate-grpc-calls.sh builds protoc-gen-swift there too): building a product in .build
+# after `swift build --build-tests` would make SwiftPM recompile swift-protobuf and everything
+# above it, here and again in the next package build. Missing ones build in a folder of their own.
+plugin_bin="$bin"
+if [ ! -x "$bin/protoc-gen-swift" ] || [ ! -x "$bin/protoc-gen-grpc-calls" ]; then
+  plugins=(--scratch-path .build-protoc)
+  swift build "${plugins[@]}" --product protoc-gen-swift 2>&1 | tail -1
+  swift build "${plugins[@]}" --product protoc-gen-grpc-calls 2>&1 | tail -1
+  plugin_bin="$(swift build "${plugins[@]}" --show-bin-path)"
+fi
 out="$tmp/generated"
 mkdir -p "$out"
 (

@@ -24,14 +24,9 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 command -v protoc >/dev/null || { echo "protoc not found: apt-get install -y protobuf-compiler" >&2; exit 1; }
 
-# The plugins build in a folder of their own (the one scripts/generate-protos.sh uses): a
-# product build in .build would make the next package build there recompile swift-protobuf
-# and everything above it.
-scratch="$root/.build-protoc"
-for product in protoc-gen-grpc-calls protoc-gen-swift; do
-  swift build --package-path "$root" --scratch-path "$scratch" --product "$product" >&2
-done
-bin="$(swift build --package-path "$root" --scratch-path "$scratch" --show-bin-path)"
+swift build --package-path "$root" --product protoc-gen-grpc-calls >&2
+swift build --package-path "$root" --product protoc-gen-swift >&2
+bin="$(swift build --package-path "$root" --show-bin-path)"
 
 # Each job: the committed directory, relative to the root, what writes it, and its argument.
 interop_client() {
