@@ -21,6 +21,9 @@ struct KeepaliveTests {
     return options
   }
 
+  /// The interval the transport pings at with ``options(_:permitWithoutCalls:)``, in seconds.
+  static let transportInterval = 16
+
   /// The keepalive PINGs (not ACKs) the client sent through `proxy`.
   static func pings(_ proxy: FaultProxy) -> Int {
     proxy.clientFrames.count { $0.type == RecordedHTTP2Frame.ping && $0.flags & 0x1 == 0 }
@@ -36,7 +39,7 @@ struct KeepaliveTests {
   }
 
   @Test(
-    "pings resume when a call starts on a connection whose last call had ended",
+    "pings resume when a call starts on a connection whose last call had ended, with nothing read from the server since",
     arguments: RPCPath.allCases
   )
   func resumeWhenACallStarts(path: RPCPath) async throws {
@@ -45,23 +48,29 @@ struct KeepaliveTests {
     try await withTestServer(path: path, minPingInterval: .seconds(1)) { server in
       let proxy = try FaultProxy(upstreamPort: server.server.port, recordingClientBytes: true)
       defer { proxy.close() }
-      let options = Self.options(server)
       let client = InteropClient(
         target: "127.0.0.1:\(proxy.port)",
-        callOptions: options,
+        callOptions: Self.options(server),
         channelPool: server.pool
       )
-      // A call that ends at once: the connection is left with none open.
+      // A call that ends at once: the connection is left with none open, for longer than the
+      // keepalive interval, so that the transport's ping in that time is held back. (The wait
+      // only sets the scene: on a slow machine the tick may come later, and the test then
+      // checks less, not wrongly.)
       try await Self.emptyCall(client)
+      try await Task.sleep(for: .seconds(Self.transportInterval + 1))
       let before = Self.pings(proxy)
 
-      // A long call on the same connection: pings must come while it runs.
-      let (call, recorder) = try await ConnectionHealthTests.openStream(
-        port: proxy.port,
-        options: options,
-        pool: server.pool
-      )
+      // A long call on the same connection that the server does not answer: a unary call whose
+      // request never comes, for which the server sends nothing. So no read comes between the
+      // held-back ping and the next one, which must leave all the same.
+      let (call, recorder) = try client.makeCall("UnaryCall")
       defer { call.cancel() }
+      call.start()
+      let opened = await eventually {
+        proxy.clientFrames.count { $0.type == RecordedHTTP2Frame.headers } >= 2 ? true : nil
+      }
+      #expect(opened == true, "the long call's HEADERS did not leave")
       let pinged = await eventually { Self.pings(proxy) > before ? true : nil }
       #expect(
         pinged == true,

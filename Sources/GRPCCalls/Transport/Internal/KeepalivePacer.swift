@@ -19,8 +19,12 @@ internal import NIOHTTP2
 ///   doubles its keepalive time).
 ///
 /// A PING held back is answered here, on the next tick, with the ACK the transport waits for:
-/// its timer then runs again, with nothing on the wire. Drop this handler when the transport
-/// resumes keepalive on a new stream and backs off by itself.
+/// its timer then runs again, with nothing on the wire. The ACK comes as a read of its own, so
+/// a read-complete follows it: the transport's handler holds back its flushes from a read until
+/// the read completes, and without one it would hold back every later write to the
+/// connection, the next keepalive PING among them, until the server happened to send
+/// something (a quiet call would then end when that PING's timeout expired). Drop this
+/// handler when the transport resumes keepalive on a new stream and backs off by itself.
 final class KeepalivePacer: ChannelDuplexHandler, RemovableChannelHandler {
   typealias InboundIn = HTTP2Frame
   typealias InboundOut = HTTP2Frame
@@ -53,6 +57,7 @@ final class KeepalivePacer: ChannelDuplexHandler, RemovableChannelHandler {
     let answer = HTTP2Frame(streamID: .rootStream, payload: .ping(payload, ack: true))
     context.eventLoop.assumeIsolated().execute {
       context.fireChannelRead(self.wrapInboundOut(answer))
+      context.fireChannelReadComplete()
     }
   }
 
