@@ -144,4 +144,45 @@ struct StreamAdmissionTests {
     #expect(try second.readInbound(as: HTTP2Frame.FramePayload.self) == nil)
     #expect(record.openStreams == 1)
   }
+
+  /// Counts what reaches the transport's stream handler, which holds back what it reads (and its
+  /// flushes) until a read completes.
+  final class ReadCounter: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = HTTP2Frame.FramePayload
+    var reads = 0
+    var readCompletes = 0
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+      self.reads += 1
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+      self.readCompletes += 1
+    }
+  }
+
+  @Test("a stream refused on a closing connection gets its answer as a read that completes")
+  func refusalIsAReadThatCompletes() throws {
+    let record = ConnectionRecord()
+    record.closedByClient = true
+    let counter = ReadCounter()
+    let stream = EmbeddedChannel(
+      handlers: [StreamEndInterpreter(connection: record), counter],
+      loop: EmbeddedEventLoop()
+    )
+    try stream.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+    Self.open(stream)
+    #expect(try stream.readOutbound(as: HTTP2Frame.FramePayload.self) == nil)
+    #expect(counter.reads == 1)
+    #expect(counter.readCompletes == 1)
+  }
+
+  @Test("writes held back fail when the stream's channel closes")
+  func heldWritesFailOnClose() throws {
+    let stream = try Self.stream(ConnectionRecord(), on: EmbeddedEventLoop())
+    // Not flushed: the interpreter holds the write.
+    let held = stream.write(Self.requestHeaders)
+    _ = try? stream.close().wait()
+    #expect(throws: ChannelError.ioOnClosedChannel) { try held.wait() }
+  }
 }

@@ -61,6 +61,8 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
     case started
     /// It was refused before it left, its connection having begun to close.
     case refused
+    /// Its channel went inactive: writes go on to the channel, which fails them.
+    case closed
   }
 
   init(connection: ConnectionRecord) {
@@ -91,7 +93,7 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
   func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
     switch self.passage {
     case .refused: promise?.succeed()
-    case .started: context.write(data, promise: promise)
+    case .started, .closed: context.write(data, promise: promise)
     case .holding, .waitingForSlot:
       if self.held.capacity == 0 {
         // A unary call's headers, message and end: room for them in one allocation.
@@ -103,7 +105,7 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
 
   func flush(context: ChannelHandlerContext) {
     switch self.passage {
-    case .started:
+    case .started, .closed:
       context.flush()
     case .waitingForSlot, .refused:
       break
@@ -164,6 +166,9 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
       promise?.succeed()
     }
     self.report(Self.neverLeftMessage, wroteHeaders: !held.isEmpty, context: context)
+    // The stream has no ID, so no read of the connection's completes here: the transport's
+    // stream handler holds back what it reads (and its flushes) until a read completes.
+    context.fireChannelReadComplete()
   }
 
   func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
@@ -189,10 +194,17 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
     case .waitingForSlot:
       self.connection.stopWaiting(self)
       self.waitingContext = nil
-    case .holding, .refused:
+    case .holding, .refused, .closed:
       break
     }
     self.explainEnd(context: context)
+    // Writes held back never left: they fail as the channel's own writes now would.
+    self.passage = .closed
+    let held = self.held
+    self.held = []
+    for (_, promise) in held {
+      promise?.fail(ChannelError.ioOnClosedChannel)
+    }
     context.fireChannelInactive()
   }
 
@@ -221,8 +233,9 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
       // it no longer uses, which waits only for the streams swift-nio-http2 has opened).
       self.report(Self.neverLeftMessage, wroteHeaders: !self.held.isEmpty, context: context)
       return
-    case .started, .refused:
-      // Its HEADERS went on to the HTTP/2 handler.
+    case .started, .refused, .closed:
+      // Its HEADERS went on to the HTTP/2 handler (or its end was explained when its channel
+      // went inactive).
       break
     }
     let streamID = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
