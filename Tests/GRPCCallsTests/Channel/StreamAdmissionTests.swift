@@ -16,12 +16,16 @@ struct StreamAdmissionTests {
     .init(headers: [":method": "POST", ":path": "/grpc.testing.TestService/EmptyCall"])
   )
 
-  /// A stream on `loop` whose pipeline starts with an interpreter of `record`.
+  /// A stream on `loop` whose pipeline starts with an interpreter of `record`, then `handlers`.
   static func stream(
     _ record: ConnectionRecord,
-    on loop: EmbeddedEventLoop
+    on loop: EmbeddedEventLoop,
+    then handlers: [any ChannelHandler] = []
   ) throws -> EmbeddedChannel {
-    let channel = EmbeddedChannel(handler: StreamEndInterpreter(connection: record), loop: loop)
+    let channel = EmbeddedChannel(
+      handlers: [StreamEndInterpreter(connection: record)] + handlers,
+      loop: loop
+    )
     try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
     return channel
   }
@@ -166,11 +170,7 @@ struct StreamAdmissionTests {
     let record = ConnectionRecord()
     record.closedByClient = true
     let counter = ReadCounter()
-    let stream = EmbeddedChannel(
-      handlers: [StreamEndInterpreter(connection: record), counter],
-      loop: EmbeddedEventLoop()
-    )
-    try stream.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+    let stream = try Self.stream(record, on: EmbeddedEventLoop(), then: [counter])
     Self.open(stream)
     #expect(try stream.readOutbound(as: HTTP2Frame.FramePayload.self) == nil)
     #expect(counter.reads == 1)

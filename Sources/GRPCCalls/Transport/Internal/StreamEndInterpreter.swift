@@ -149,19 +149,22 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
 
   private func start(context: ChannelHandlerContext) {
     self.passage = .started
-    let held = self.held
-    self.held = []
-    for (data, promise) in held {
+    for (data, promise) in self.takeHeld() {
       context.write(data, promise: promise)
     }
     context.flush()
   }
 
+  /// The writes held back so far, which the stream no longer holds.
+  private func takeHeld() -> [(NIOAny, EventLoopPromise<Void>?)] {
+    defer { self.held = [] }
+    return self.held
+  }
+
   private func refuse(context: ChannelHandlerContext) {
     self.passage = .refused
     self.explained = true
-    let held = self.held
-    self.held = []
+    let held = self.takeHeld()
     for (_, promise) in held {
       promise?.succeed()
     }
@@ -200,9 +203,7 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
     self.explainEnd(context: context)
     // Writes held back never left: they fail as the channel's own writes now would.
     self.passage = .closed
-    let held = self.held
-    self.held = []
-    for (_, promise) in held {
+    for (_, promise) in self.takeHeld() {
       promise?.fail(ChannelError.ioOnClosedChannel)
     }
     context.fireChannelInactive()
