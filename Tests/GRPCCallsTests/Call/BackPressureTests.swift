@@ -2,6 +2,7 @@ import Foundation
 import GRPCCalls
 import GRPCCallsInterop
 import GRPCCallsTestSupport
+import SwiftProtobuf
 import Testing
 
 @Suite("Back-pressure over HTTP/2", .serialized)
@@ -86,6 +87,74 @@ struct BackPressureTests {
       Issue.record("the tool ended on the upstream assertion: \(output.suffix(2000))")
     }
   }
+
+  /// A flow-controlled upload that waits for a stream slot (the server's
+  /// MAX_CONCURRENT_STREAMS reached on the only connection) is held back by the transport's
+  /// writer, as once its stream is open: only what fits its stream's outbound buffer is
+  /// acknowledged (`didWriteData`), where a call that buffered its writes without bound would
+  /// see all of them acknowledged. Once the slot frees, every byte arrives.
+  @Test("an upload waiting for a stream slot is held back; once the slot frees, every byte arrives")
+  func uploadWaitingForSlotIsHeldBack() async throws {
+    let messages = 64
+    let size = 16 * 1024
+    try await withTestServer(compression: false, maxConcurrentStreams: 1) { server in
+      var options = server.options
+      options.enableFlowControl = true
+      // The first call takes the connection's one slot and keeps it until it finishes.
+      let (holder, holderRecorder) = try server.call("FullDuplexCall", options: options)
+      holder.start()
+      holder.receiveNextMessages(1)
+      var ping = Grpc_Testing_StreamingOutputCallRequest()
+      ping.responseParameters = [InteropRequests.parameters(size: 8)]
+      holder.writeData(try ping.bytes)
+      #expect(await holderRecorder.wait { $0.messages.count == 1 })
+
+      let (upload, uploadRecorder) = try server.call("StreamingInputCall", options: options)
+      upload.start()
+      var request = Grpc_Testing_StreamingInputCallRequest()
+      request.payload.body = Data(count: size)
+      let bytes = try request.bytes
+      // As L49 has an application write: each message once the one before it was accepted.
+      let writer = Task {
+        for written in 0 ..< messages {
+          if written > 0 {
+            guard await uploadRecorder.wait(until: { $0.writeCount >= written }) else { return }
+          }
+          upload.writeData(bytes)
+        }
+        upload.finish()
+      }
+      let acknowledged = try #require(
+        await steadyValue { uploadRecorder.writeCount },
+        "the upload's writes kept being acknowledged while it waited for a slot"
+      )
+      #expect(
+        acknowledged <= Self.waitingUploadAcknowledged,
+        "\(acknowledged) of \(messages) writes were acknowledged while the call waited for a slot"
+      )
+      #expect(server.recorder.rpcs.count == 1, "the upload started while the slot was taken")
+
+      holder.finish()
+      #expect(await holderRecorder.waitForClose()?.error == nil)
+      await writer.value
+      upload.receiveNextMessages(1)
+      let close = await uploadRecorder.waitForClose()
+      #expect(close != nil && close?.error == nil, "\(String(describing: close))")
+      #expect(uploadRecorder.writeCount == messages)
+      let response = try Grpc_Testing_StreamingInputCallResponse(
+        serializedBytes: try #require(uploadRecorder.messages.first)
+      )
+      #expect(response.aggregatedPayloadSize == Int32(messages * size))
+      print(
+        "back-pressure, upload waiting for a slot: \(acknowledged) of \(messages) writes acknowledged while it waited"
+      )
+    }
+  }
+
+  /// The writes of 16 KiB a waiting upload may have acknowledged: the first, which fills its
+  /// stream's outbound buffer (swift-nio-http2's 8 KiB high watermark), and the few the
+  /// transport's writer accepts before it learns that the stream is no longer writable.
+  static let waitingUploadAcknowledged = 8
 
   /// 1,000 streams on one channel (64 KiB windows, 1 MiB asked of each: 1 GiB), none given
   /// demand. Each stream may hold what the transport reads ahead, about two windows, and one

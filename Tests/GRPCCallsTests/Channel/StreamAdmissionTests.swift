@@ -177,12 +177,60 @@ struct StreamAdmissionTests {
     #expect(counter.readCompletes == 1)
   }
 
-  @Test("writes held back fail when the stream's channel closes")
-  func heldWritesFailOnClose() throws {
-    let stream = try Self.stream(ConnectionRecord(), on: EmbeddedEventLoop())
-    // Not flushed: the interpreter holds the write.
-    let held = stream.write(Self.requestHeaders)
-    _ = try? stream.close().wait()
-    #expect(throws: ChannelError.ioOnClosedChannel) { try held.wait() }
+  @Test(
+    "a stream waiting for a slot passes its writes on to its channel, unflushed, and stops its flushes until the slot frees"
+  )
+  func waitingWritesReachTheChannel() throws {
+    let loop = EmbeddedEventLoop()
+    let record = ConnectionRecord()
+    record.maxConcurrentStreams = 1
+    let first = try Self.stream(record, on: loop)
+    Self.open(first)
+    _ = try first.readOutbound(as: HTTP2Frame.FramePayload.self)
+
+    // Between the interpreter and the channel, where the stream channel buffers unflushed
+    // writes and counts them against its writability.
+    let below = OutboundCounter()
+    let second = EmbeddedChannel(
+      handlers: [below, StreamEndInterpreter(connection: record)],
+      loop: loop
+    )
+    try second.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+    let message = HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(ByteBuffer(bytes: [0]))))
+    second.write(Self.requestHeaders, promise: nil)
+    second.writeAndFlush(message, promise: nil)
+    #expect(below.writes == 2, "the waiting stream's writes did not reach its channel")
+    #expect(below.flushes == 0, "the waiting stream flushed")
+    #expect(try second.readOutbound(as: HTTP2Frame.FramePayload.self) == nil)
+
+    try Self.complete(first)
+    loop.run()
+    #expect(below.flushes == 1)
+    guard case .headers = try second.readOutbound(as: HTTP2Frame.FramePayload.self) else {
+      Issue.record("the request's HEADERS did not leave first")
+      return
+    }
+    guard case .data = try second.readOutbound(as: HTTP2Frame.FramePayload.self) else {
+      Issue.record("the request's message did not leave after its HEADERS")
+      return
+    }
+    #expect(record.openStreams == 1)
+  }
+
+  /// Counts the writes and flushes that pass it on their way to the channel.
+  final class OutboundCounter: ChannelOutboundHandler, @unchecked Sendable {
+    typealias OutboundIn = HTTP2Frame.FramePayload
+    var writes = 0
+    var flushes = 0
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+      self.writes += 1
+      context.write(data, promise: promise)
+    }
+
+    func flush(context: ChannelHandlerContext) {
+      self.flushes += 1
+      context.flush()
+    }
   }
 }

@@ -46,20 +46,26 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
   private var closedByClient = false
   private var explained = false
   private var passage = Passage.holding
-  /// The stream's writes before it went on to the HTTP/2 handler.
-  private var held: [(NIOAny, EventLoopPromise<Void>?)] = []
+  /// Whether the stream wrote anything (its request headers come first) before it started.
+  private var wrote = false
   /// The stream's context while it waits for a slot.
   private var waitingContext: ChannelHandlerContext?
 
   /// Where the stream is on its way to the HTTP/2 handler.
+  ///
+  /// Until it starts, its writes wait in its own channel, unflushed: there they count against
+  /// the channel's writability, so a call that keeps writing while it waits for a slot is held
+  /// back by the transport's writer instead of buffering without bound. Its flushes stop here,
+  /// and nothing leaves (nor gets a stream ID) until it starts.
   private enum Passage {
-    /// Its writes are held until its first flush.
+    /// Its flushes are held until its first one.
     case holding
     /// It flushed while the server's concurrency limit was reached, and waits for a slot.
     case waitingForSlot
     /// Its frames go on to the HTTP/2 handler.
     case started
-    /// It was refused before it left, its connection having begun to close.
+    /// It was refused before it left, its connection having begun to close: what it wrote
+    /// stays unflushed until its channel closes and fails it.
     case refused
     /// Its channel went inactive: writes go on to the channel, which fails them.
     case closed
@@ -95,11 +101,8 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
     case .refused: promise?.succeed()
     case .started, .closed: context.write(data, promise: promise)
     case .holding, .waitingForSlot:
-      if self.held.capacity == 0 {
-        // A unary call's headers, message and end: room for them in one allocation.
-        self.held.reserveCapacity(3)
-      }
-      self.held.append((data, promise))
+      self.wrote = true
+      context.write(data, promise: promise)
     }
   }
 
@@ -149,26 +152,13 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
 
   private func start(context: ChannelHandlerContext) {
     self.passage = .started
-    for (data, promise) in self.takeHeld() {
-      context.write(data, promise: promise)
-    }
     context.flush()
-  }
-
-  /// The writes held back so far, which the stream no longer holds.
-  private func takeHeld() -> [(NIOAny, EventLoopPromise<Void>?)] {
-    defer { self.held = [] }
-    return self.held
   }
 
   private func refuse(context: ChannelHandlerContext) {
     self.passage = .refused
     self.explained = true
-    let held = self.takeHeld()
-    for (_, promise) in held {
-      promise?.succeed()
-    }
-    self.report(Self.neverLeftMessage, wroteHeaders: !held.isEmpty, context: context)
+    self.report(Self.neverLeftMessage, wroteHeaders: self.wrote, context: context)
     // The stream has no ID, so no read of the connection's completes here: the transport's
     // stream handler holds back what it reads (and its flushes) until a read completes.
     context.fireChannelReadComplete()
@@ -201,11 +191,7 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
       break
     }
     self.explainEnd(context: context)
-    // Writes held back never left: they fail as the channel's own writes now would.
     self.passage = .closed
-    for (_, promise) in self.takeHeld() {
-      promise?.fail(ChannelError.ioOnClosedChannel)
-    }
     context.fireChannelInactive()
   }
 
@@ -232,7 +218,7 @@ final class StreamEndInterpreter: ChannelDuplexHandler, RemovableChannelHandler 
       // The stream ended before it first flushed, or while it waited for a slot: the
       // connection closed under it (the server's GOAWAY, or the transport closing a connection
       // it no longer uses, which waits only for the streams swift-nio-http2 has opened).
-      self.report(Self.neverLeftMessage, wroteHeaders: !self.held.isEmpty, context: context)
+      self.report(Self.neverLeftMessage, wroteHeaders: self.wrote, context: context)
       return
     case .started, .refused, .closed:
       // Its HEADERS went on to the HTTP/2 handler (or its end was explained when its channel
