@@ -2,6 +2,7 @@ import Foundation
 import GRPCCalls
 import GRPCCallsInterop
 import GRPCCallsTestSupport
+import GRPCCore
 import SwiftProtobuf
 import Testing
 
@@ -100,14 +101,7 @@ struct BackPressureTests {
     try await withTestServer(compression: false, maxConcurrentStreams: 1) { server in
       var options = server.options
       options.enableFlowControl = true
-      // The first call takes the connection's one slot and keeps it until it finishes.
-      let (holder, holderRecorder) = try server.call("FullDuplexCall", options: options)
-      holder.start()
-      holder.receiveNextMessages(1)
-      var ping = Grpc_Testing_StreamingOutputCallRequest()
-      ping.responseParameters = [InteropRequests.parameters(size: 8)]
-      holder.writeData(try ping.bytes)
-      #expect(await holderRecorder.wait { $0.messages.count == 1 })
+      let (holder, holderRecorder) = try await Self.takeTheOnlySlot(server, options: options)
 
       let (upload, uploadRecorder) = try server.call("StreamingInputCall", options: options)
       upload.start()
@@ -149,6 +143,51 @@ struct BackPressureTests {
         "back-pressure, upload waiting for a slot: \(acknowledged) of \(messages) writes acknowledged while it waited"
       )
     }
+  }
+
+  /// An upload held back while it waits for a slot, refused when its connection begins to close
+  /// (the server's graceful shutdown), closes: its writer, stopped by the transport, does not
+  /// keep the call open.
+  @Test("an upload held back while it waits for a slot closes when the connection closes first")
+  func heldUploadClosesWhenRefused() async throws {
+    try await withTestServer(compression: false, maxConcurrentStreams: 1) { server in
+      var options = server.options
+      options.enableFlowControl = true
+      let (holder, holderRecorder) = try await Self.takeTheOnlySlot(server, options: options)
+
+      let (upload, uploadRecorder) = try server.call("StreamingInputCall", options: options)
+      upload.start()
+      var request = Grpc_Testing_StreamingInputCallRequest()
+      request.payload.body = Data(count: 16 * 1024)
+      // Two messages: the first fills the stream's outbound buffer, the second waits for it.
+      upload.writeData(try request.bytes)
+      #expect(await uploadRecorder.wait { $0.writeCount == 1 })
+      upload.writeData(try request.bytes)
+      #expect(await steadyValue { uploadRecorder.writeCount } == 1)
+
+      server.server.stop()
+      let close = await uploadRecorder.waitForClose()
+      #expect(close != nil, "the upload did not close after its connection began to close")
+      #expect(close?.error?.code == .unavailable, "\(String(describing: close))")
+      holder.finish()
+      #expect(await holderRecorder.waitForClose()?.error == nil)
+    }
+  }
+
+  /// Starts a call that takes the connection's only stream slot and keeps it until it finishes:
+  /// it returns once the server answered it.
+  static func takeTheOnlySlot(
+    _ server: TestServer,
+    options: GRPCCallOptions
+  ) async throws -> (GRPCCall2, CallRecorder) {
+    let (holder, recorder) = try server.call("FullDuplexCall", options: options)
+    holder.start()
+    holder.receiveNextMessages(1)
+    var ping = Grpc_Testing_StreamingOutputCallRequest()
+    ping.responseParameters = [InteropRequests.parameters(size: 8)]
+    holder.writeData(try ping.bytes)
+    #expect(await recorder.wait { $0.messages.count == 1 }, "the first call got no answer")
+    return (holder, recorder)
   }
 
   /// The writes of 16 KiB a waiting upload may have acknowledged: the first, which fills its

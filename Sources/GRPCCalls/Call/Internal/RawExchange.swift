@@ -60,8 +60,11 @@ struct RawExchange: TransportStreamBody {
         await self.writeRequests(to: stream.outbound)
       }
       let outcome = await self.read(stream, handsOver: false)
-      // The RPC is over: a writer still waiting for requests has nothing left to do.
+      // The RPC is over: a writer still waiting for requests has nothing left to do, and one
+      // waiting for the transport to take a request may wait for good (a stream refused while
+      // it waited for a slot never becomes writable): cancelling it ends the stream.
       self.runner.endRequests()
+      group.cancelAll()
       return outcome
     }
   }
