@@ -165,13 +165,60 @@ struct BackPressureTests {
       upload.writeData(try request.bytes)
       #expect(await steadyValue { uploadRecorder.writeCount } == 1)
 
-      server.server.stop()
-      let close = await uploadRecorder.waitForClose()
-      #expect(close != nil, "the upload did not close after its connection began to close")
-      #expect(close?.error?.code == .unavailable, "\(String(describing: close))")
-      holder.finish()
-      #expect(await holderRecorder.waitForClose()?.error == nil)
+      await Self.expectUploadCloses(
+        uploadRecorder,
+        whenStopping: server,
+        holder: holder,
+        holderRecorder
+      )
     }
+  }
+
+  /// The same with a retry policy, which grpc-swift-2's retry executor runs: it tries the
+  /// refused RPC again, cannot open the retry's stream (the server no longer takes
+  /// connections), and returns without cancelling the request producer, which waits for the
+  /// application's next request (``StreamOpeningFailure``). The application neither writes
+  /// again nor finishes: the call closes all the same.
+  @Test(
+    "an upload with a retry policy, refused while it waits for a slot, closes although the application has not finished"
+  )
+  func retriedUploadClosesWhenRefused() async throws {
+    try await withTestServer(compression: false, maxConcurrentStreams: 1) { server in
+      var options = server.options
+      options.enableFlowControl = true
+      let (holder, holderRecorder) = try await Self.takeTheOnlySlot(server, options: options)
+
+      options.executionPolicy = .retry(GRPCRetryPolicy(maxAttempts: 2, initialBackoff: 0.01))
+      let (upload, uploadRecorder) = try server.call("StreamingInputCall", options: options)
+      upload.start()
+      var request = Grpc_Testing_StreamingInputCallRequest()
+      request.payload.body = Data(count: 16)
+      upload.writeData(try request.bytes)
+      #expect(await uploadRecorder.wait { $0.writeCount == 1 })
+
+      await Self.expectUploadCloses(
+        uploadRecorder,
+        whenStopping: server,
+        holder: holder,
+        holderRecorder
+      )
+    }
+  }
+
+  /// Stops `server` gracefully, and expects the waiting upload to close `UNAVAILABLE` and the
+  /// holder of the only slot, once it finishes, to close without error.
+  static func expectUploadCloses(
+    _ uploadRecorder: CallRecorder,
+    whenStopping server: TestServer,
+    holder: GRPCCall2,
+    _ holderRecorder: CallRecorder
+  ) async {
+    server.server.stop()
+    let close = await uploadRecorder.waitForClose()
+    #expect(close != nil, "the upload did not close after its connection began to close")
+    #expect(close?.error?.code == .unavailable, "\(String(describing: close))")
+    holder.finish()
+    #expect(await holderRecorder.waitForClose()?.error == nil)
   }
 
   /// Starts a call that takes the connection's only stream slot and keeps it until it finishes:

@@ -117,6 +117,17 @@ extension GRPCCall2Internal {
   }
 
   private func runOnClientHere(_ attempt: RPCAttempt) async throws -> RPCOutcome {
+    guard attempt.options.executionPolicy?.retry != nil else {
+      return try await self.executeOnClient(attempt)
+    }
+    // The retry executor waits for a producer it did not cancel (``StreamOpeningFailure``).
+    let endRequests: @Sendable () -> Void = { self.endRequests() }
+    return try await StreamOpeningFailure.$handler.withValue(endRequests) {
+      try await self.executeOnClient(attempt)
+    }
+  }
+
+  private func executeOnClient(_ attempt: RPCAttempt) async throws -> RPCOutcome {
     let producer = ProducerRun()
     return try await attempt.channel.rawStreaming(
       request: StreamingClientRequest(metadata: attempt.metadata) { writer in
