@@ -177,18 +177,21 @@ struct BackPressureTests {
   /// The same with a retry policy, which grpc-swift-2's retry executor runs: it tries the
   /// refused RPC again, cannot open the retry's stream (the server no longer takes
   /// connections), and returns without cancelling the request producer, which waits for the
-  /// application's next request (``StreamOpeningFailure``). The application neither writes
-  /// again nor finishes: the call closes all the same.
+  /// application's next request, or the deadline's sleep (``TransportStreamFailure``). The
+  /// application neither writes again nor finishes: the call closes all the same, at once and
+  /// not at its deadline.
   @Test(
-    "an upload with a retry policy, refused while it waits for a slot, closes although the application has not finished"
+    "an upload with a retry policy, refused while it waits for a slot, closes UNAVAILABLE although the application has not finished",
+    arguments: [0, 60] as [TimeInterval]
   )
-  func retriedUploadClosesWhenRefused() async throws {
+  func retriedUploadClosesWhenRefused(timeout: TimeInterval) async throws {
     try await withTestServer(compression: false, maxConcurrentStreams: 1) { server in
       var options = server.options
       options.enableFlowControl = true
       let (holder, holderRecorder) = try await Self.takeTheOnlySlot(server, options: options)
 
       options.executionPolicy = .retry(GRPCRetryPolicy(maxAttempts: 2, initialBackoff: 0.01))
+      options.timeout = timeout
       let (upload, uploadRecorder) = try server.call("StreamingInputCall", options: options)
       upload.start()
       var request = Grpc_Testing_StreamingInputCallRequest()

@@ -117,12 +117,11 @@ extension GRPCCall2Internal {
   }
 
   private func runOnClientHere(_ attempt: RPCAttempt) async throws -> RPCOutcome {
-    guard attempt.options.executionPolicy?.retry != nil else {
-      return try await self.executeOnClient(attempt)
-    }
-    // The retry executor waits for a producer it did not cancel (``StreamOpeningFailure``).
-    let endRequests: @Sendable () -> Void = { self.endRequests() }
-    return try await StreamOpeningFailure.$handler.withValue(endRequests) {
+    // The retry executor leaves work running when a stream fails (``TransportStreamFailure``).
+    // Bound for every call, so that a call started from another's task never inherits it.
+    let cancel: @Sendable () -> Void = { self.cancelTaskOnly() }
+    let handler = attempt.options.executionPolicy?.retry == nil ? nil : cancel
+    return try await TransportStreamFailure.$handler.withValue(handler) {
       try await self.executeOnClient(attempt)
     }
   }

@@ -126,6 +126,9 @@ extension GRPCCall2Internal {
       self.task = task
     }
 
+    /// The RPC's task while it runs, to cancel without a reason of this side's.
+    var runningTask: Task<Void, Never>? { self.task }
+
     /// A request message; returns a waiting writer to wake.
     ///
     /// Kept between two attempts too (the RPC that ended may be replaced, ``rewind()``); the

@@ -201,6 +201,12 @@ final class GRPCCall2Internal: Sendable {
     return item
   }
 
+  /// Cancels the RPC's task without a reason of this side's, so the RPC ends with the error it
+  /// has: work the core left running in the task (``TransportStreamFailure``) ends with it.
+  func cancelTaskOnly() {
+    self.state.withLock { $0.runningTask }?.cancel()
+  }
+
   private func cancelRPC(_ reason: StateMachine.CancelReason) {
     let actions = self.state.withLock { $0.cancel(reason) }
     actions.writer?.resume()

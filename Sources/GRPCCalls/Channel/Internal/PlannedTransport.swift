@@ -1,8 +1,8 @@
 internal import GRPCCore
 
 /// A channel's transport as its `GRPCClient` sees it: the same, except that it has no service
-/// config for any method, and that a stream it cannot open ends the call's request side when
-/// the call asks (``StreamOpeningFailure``).
+/// config for any method, and that it runs the calling task's handler when a stream fails
+/// (``TransportStreamFailure``).
 ///
 /// Each call merges its method's service config into its own options once, in ``CallPlan``,
 /// whichever path it takes to the core. `GRPCClient` would merge the config again into what
@@ -30,7 +30,7 @@ struct PlannedTransport<Inner: ClientTransport>: ClientTransport {
     do {
       return try await self.inner.withStream(descriptor: descriptor, options: options, closure)
     } catch {
-      StreamOpeningFailure.handler?()
+      TransportStreamFailure.handler?()
       throw error
     }
   }
@@ -40,18 +40,18 @@ struct PlannedTransport<Inner: ClientTransport>: ClientTransport {
   }
 }
 
-/// What a call on the `GRPCClient` path does when a stream of its RPC fails to open, or fails
-/// later: the task-local handler of the task that runs the RPC.
+/// What the call whose task opens a stream does when the transport's `withStream` throws (the
+/// stream did not open, or failed): the task-local handler that the call bound.
 ///
-/// grpc-swift-2's retry executor runs the request producer in a task of its own, beside the
-/// attempts. When opening an attempt's stream throws (a retry after the server began to shut
-/// down, say), the executor returns that error without cancelling the producer, and then waits
-/// for it; a producer waiting for the application's next request would keep the call open
-/// until the application finished. A call with a retry policy sets a handler that ends its
-/// request side, so that its producer returns and the call closes with the error. The
-/// handler runs only for a retry policy: the hedging executor goes on with its other attempts
-/// and cancels its producer itself, and the executor without a policy starts its producer only
-/// once the stream opened.
-enum StreamOpeningFailure {
+/// grpc-swift-2's retry executor runs the request producer, and the RPC's deadline, in child
+/// tasks beside the attempts. When `withStream` throws (a retry after the server began to shut
+/// down, say), the executor returns that error without cancelling them, and then waits for
+/// them: a producer waiting for the application's next request, or for room in the executor's
+/// buffer, would keep the call open until the application finished, and the deadline's sleep
+/// until the deadline. A call with a retry policy binds a handler that cancels its RPC's task,
+/// which cancels them; the call then closes with the transport's error. Other calls bind none:
+/// the hedging executor goes on with its other attempts and cancels its producer itself, and
+/// the executor without a policy starts its producer only once the stream opened.
+enum TransportStreamFailure {
   @TaskLocal static var handler: (@Sendable () -> Void)?
 }
