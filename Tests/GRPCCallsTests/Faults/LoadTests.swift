@@ -9,10 +9,10 @@ import Testing
 @Suite("Load")
 struct LoadTests {
   /// How many calls: 500 in a plain `swift test`; `.ci/run` runs this test alone with
-  /// `GRPC_CALLS_LOAD_CALLS=10000`. Beyond the server's stream limit, swift-nio-http2 queues new
-  /// streams in a buffer it scans on every flush (`ConcurrentStreamBuffer`), so the cost per
-  /// call grows with the queue: 10,000 at once take about 90 s in a debug build and keep the
-  /// shared event loops busy, which other suites running beside it would feel as timeouts.
+  /// `GRPC_CALLS_LOAD_CALLS=10000`. Beyond the server's stream limit, calls wait on their
+  /// connection for a free slot (`ConnectionRecord`): 10,000 at once keep the shared event loops
+  /// busy for tens of seconds in a debug build, which other suites running beside it would feel
+  /// as timeouts.
   static var calls: Int {
     ProcessInfo.processInfo.environment["GRPC_CALLS_LOAD_CALLS"].flatMap { Int($0) } ?? 500
   }
