@@ -119,8 +119,8 @@ extension GRPCCall2Internal {
   private func runOnClientHere(_ attempt: RPCAttempt) async throws -> RPCOutcome {
     // The retry executor leaves work running when a stream fails (``TransportStreamFailure``).
     // Bound for every call, so that a call started from another's task never inherits it.
-    let cancel: @Sendable () -> Void = { self.cancelTaskOnly() }
-    let handler = attempt.options.executionPolicy?.retry == nil ? nil : cancel
+    let handler: (@Sendable () -> Void)? =
+      attempt.options.executionPolicy?.retry == nil ? nil : { @Sendable in self.cancelTaskOnly() }
     return try await TransportStreamFailure.$handler.withValue(handler) {
       try await self.executeOnClient(attempt)
     }
