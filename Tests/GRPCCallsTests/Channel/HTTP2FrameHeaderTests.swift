@@ -21,9 +21,23 @@ struct HTTP2FrameHeaderTests {
     #expect(inPlace.streamID == 0x7f00_0005)
   }
 
-  @Test("a buffer that ends inside the header gives none")
+  @Test("a buffer that ends inside the header, or an index before its readable bytes, gives none")
   func shortBuffer() {
     let buffer = ByteBuffer(bytes: Self.bytes.dropLast())
     #expect(HTTP2FrameHeader(in: buffer, at: 0) == nil)
+    var read = ByteBuffer(bytes: [0xAA] + Self.bytes)
+    read.moveReaderIndex(forwardBy: 1)
+    #expect(HTTP2FrameHeader(in: read, at: 0) == nil)
+    #expect(HTTP2FrameHeader(in: read, at: 1) == HTTP2FrameHeader(Self.bytes))
+  }
+
+  @Test("read from raw bytes at an offset, as the handlers that walk a read's frames do")
+  func readsRawBytes() {
+    let bytes: [UInt8] = [0xAA] + Self.bytes
+    bytes.withUnsafeBytes { raw in
+      #expect(HTTP2FrameHeader(in: raw, at: 1) == HTTP2FrameHeader(Self.bytes))
+      #expect(HTTP2FrameHeader(in: raw, at: 2) == nil)
+      #expect(HTTP2FrameHeader(in: raw, at: -1) == nil)
+    }
   }
 }

@@ -59,6 +59,17 @@ struct PeerPingFilterTests {
     }
   }
 
+  @Test("a read without a PING request passes on in one piece, ending inside a payload or not")
+  func readWithoutPingPassesWhole() {
+    let stream = Self.settings + Self.data + Self.pingAck + Self.data
+    for cut in [stream.count, stream.count - 20, stream.count - 40] {
+      var filter = PeerPingFilter()
+      let output = filter.process(ByteBuffer(bytes: stream[..<cut]))
+      #expect(output.pass.map { Array($0.readableBytesView) } == [Array(stream[..<cut])])
+      #expect(output.pings.isEmpty)
+    }
+  }
+
   @Test("byte by byte")
   func byteByByte() {
     let stream = Self.ping + Self.data + Self.ping

@@ -17,18 +17,28 @@ struct HTTP2FrameHeader: Equatable {
     self = Self(in: ByteBuffer(bytes: bytes), at: 0)!
   }
 
-  /// The header at `index` of `buffer`, read in place; `nil` unless its 9 bytes are all within
-  /// the buffer's readable bytes.
+  /// The header at `index` of `buffer` (an index of the buffer, not of its readable bytes), read
+  /// in place; `nil` unless its 9 bytes are all within the buffer's readable bytes.
   init?(in buffer: ByteBuffer, at index: Int) {
-    guard let high = buffer.getInteger(at: index, as: UInt16.self),
-      let low = buffer.getInteger(at: index + 2, as: UInt8.self),
-      let type = buffer.getInteger(at: index + 3, as: UInt8.self),
-      let flags = buffer.getInteger(at: index + 4, as: UInt8.self),
-      let streamID = buffer.getInteger(at: index + 5, as: UInt32.self)
-    else { return nil }
-    self.payloadLength = Int(high) << 8 | Int(low)
-    self.type = type
-    self.flags = flags
+    let offset = index - buffer.readerIndex
+    guard let header = buffer.withUnsafeReadableBytes({ Self(in: $0, at: offset) }) else {
+      return nil
+    }
+    self = header
+  }
+
+  /// The header at `offset` of `bytes`; `nil` unless its 9 bytes are all within `bytes`.
+  ///
+  /// For the handlers that walk every frame header of a read: one bounds check per header.
+  init?(in bytes: UnsafeRawBufferPointer, at offset: Int) {
+    guard offset >= 0, bytes.count - offset >= Self.size else { return nil }
+    self.payloadLength =
+      Int(bytes[offset]) << 16 | Int(bytes[offset + 1]) << 8 | Int(bytes[offset + 2])
+    self.type = bytes[offset + 3]
+    self.flags = bytes[offset + 4]
+    let streamID =
+      UInt32(bytes[offset + 5]) << 24 | UInt32(bytes[offset + 6]) << 16
+      | UInt32(bytes[offset + 7]) << 8 | UInt32(bytes[offset + 8])
     self.streamID = streamID & 0x7fff_ffff
   }
 }

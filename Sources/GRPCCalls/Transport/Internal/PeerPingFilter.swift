@@ -46,13 +46,21 @@ struct PeerPingFilter: Sendable {
 
   /// Reads `buffer`, the next bytes from the server.
   mutating func process(_ buffer: ByteBuffer) -> Output {
+    buffer.withUnsafeReadableBytes { self.process(buffer, readable: $0) }
+  }
+
+  /// Reads `buffer`, whose readable bytes are `readable`; offsets below count from its reader
+  /// index.
+  private mutating func process(_ buffer: ByteBuffer, readable: UnsafeRawBufferPointer) -> Output {
     var output = Output()
-    let end = buffer.writerIndex
-    var index = buffer.readerIndex
+    let end = readable.count
+    var index = 0
     // Where the run of bytes to pass on that is still open starts.
     var passFrom = index
     func passRun(upTo runEnd: Int) {
-      if runEnd > passFrom, let slice = buffer.getSlice(at: passFrom, length: runEnd - passFrom) {
+      if runEnd > passFrom,
+        let slice = buffer.getSlice(at: buffer.readerIndex + passFrom, length: runEnd - passFrom)
+      {
         output.pass.append(slice)
       }
       passFrom = runEnd
@@ -65,37 +73,51 @@ struct PeerPingFilter: Sendable {
         index += taken
         self.state = remaining == taken ? .header(held: []) : .passing(remaining: remaining - taken)
 
-      case .header(var held):
-        let heldBefore = held.count
-        let taken = min(Self.headerLength - heldBefore, end - index)
-        let frame: HTTP2FrameHeader
-        if heldBefore == 0, let whole = HTTP2FrameHeader(in: buffer, at: index) {
-          // The whole header is in this read, as it nearly always is: read it in place.
-          frame = whole
-        } else {
-          held += buffer.getBytes(at: index, length: taken) ?? []
-          if held.count < Self.headerLength {
-            // The header goes on in the next read: hold its start back until then.
-            passRun(upTo: index)
-            index += taken
-            passFrom = index
-            self.state = .header(held: held)
-            continue
-          }
-          frame = HTTP2FrameHeader(held)
+      case .header(let held) where held.isEmpty:
+        // The whole header is in this read, as it nearly always is: read it in place, and step
+        // over a frame that is not a PING request without a change of state.
+        guard let frame = HTTP2FrameHeader(in: readable, at: index) else {
+          // The header goes on in the next read: hold its start back until then.
+          passRun(upTo: index)
+          self.state = .header(held: Array(readable[index ..< end]))
+          index = end
+          passFrom = end
+          continue
         }
+        let payloadStart = index + Self.headerLength
         if Self.isPingRequest(frame) {
           // Take the frame out: pass what came before its header in this read.
           passRun(upTo: index)
+          index = payloadStart
+          passFrom = index
+          self.state = .ping(payload: [])
+        } else if frame.payloadLength <= end - payloadStart {
+          index = payloadStart + frame.payloadLength
+        } else {
+          index = payloadStart
+          self.state = .passing(remaining: frame.payloadLength)
+        }
+
+      case .header(var held):
+        // The header began in an earlier read.
+        let heldBefore = held.count
+        let taken = min(Self.headerLength - heldBefore, end - index)
+        held += readable[index ..< index + taken]
+        if held.count < Self.headerLength {
+          index += taken
+          passFrom = index
+          self.state = .header(held: held)
+          continue
+        }
+        let frame = HTTP2FrameHeader(held)
+        if Self.isPingRequest(frame) {
           index += taken
           passFrom = index
           self.state = .ping(payload: [])
         } else {
-          if heldBefore > 0 {
-            // The header began in an earlier read: its held bytes go first.
-            passRun(upTo: index)
-            output.pass.append(ByteBuffer(bytes: held[..<heldBefore]))
-          }
+          // Its held bytes go first.
+          output.pass.append(ByteBuffer(bytes: held[..<heldBefore]))
+          passFrom = index
           index += taken
           self.state =
             frame.payloadLength == 0 ? .header(held: []) : .passing(remaining: frame.payloadLength)
@@ -103,7 +125,7 @@ struct PeerPingFilter: Sendable {
 
       case .ping(var payload):
         let taken = min(Self.pingPayloadLength - payload.count, end - index)
-        payload += buffer.getBytes(at: index, length: taken) ?? []
+        payload += readable[index ..< index + taken]
         index += taken
         passFrom = index
         if payload.count == Self.pingPayloadLength {

@@ -130,15 +130,17 @@ enum RawBenchCoding: CoreBenchCoding {
 
 /// The protobuf coders grpc-swift-2's generated clients use: the peer of the async face, which
 /// also hands the app parsed messages. Messages are handled as ``AsyncBenchClient`` does: each
-/// request is parsed into its message and serialized again by the call, a unary response is
-/// serialized again for its size, and a streamed response counts its payload's body.
+/// distinct request is parsed into its message once and serialized by every call, a unary
+/// response is serialized again for its size, and a streamed response counts its payload's body.
 enum ProtobufBenchCoding: CoreBenchCoding {
   static let name = "grpc-swift-2-proto"
+  private static let unaryRequests = ParsedRequests<Grpc_Testing_SimpleRequest>()
+  private static let streamRequests = ParsedRequests<Grpc_Testing_StreamingOutputCallRequest>()
   static func unaryRequest(_ bytes: Data) throws -> Grpc_Testing_SimpleRequest {
-    try Grpc_Testing_SimpleRequest(serializedBytes: bytes)
+    try self.unaryRequests.message(of: bytes)
   }
   static func streamRequest(_ bytes: Data) throws -> Grpc_Testing_StreamingOutputCallRequest {
-    try Grpc_Testing_StreamingOutputCallRequest(serializedBytes: bytes)
+    try self.streamRequests.message(of: bytes)
   }
   static func size(of response: Grpc_Testing_SimpleResponse) throws -> Int {
     try response.serializedData().count
