@@ -33,7 +33,7 @@ public struct GRPCProtobufMarshaller<
     try Response(serializedBytes: data)
   }
 
-  /// Parses the bytes in place, with grpc-swift-protobuf's deserializer.
+  /// Parses the bytes in place, handing them to swift-protobuf directly.
   ///
   /// - Throws: What swift-protobuf threw, as ``deserialize(_:)`` does.
   public func deserialize<Bytes: GRPCContiguousBytes>(

@@ -70,6 +70,19 @@ struct PeerPingFilterTests {
     }
   }
 
+  @Test("a read whose buffer starts past its storage's first byte is cut where its frames are")
+  func readerIndexPastStart() {
+    let stream = Self.settings + Self.ping + Self.data
+    var buffer = ByteBuffer(bytes: [0xEE, 0xEE, 0xEE] + stream)
+    buffer.moveReaderIndex(forwardBy: 3)
+    var filter = PeerPingFilter()
+    let output = filter.process(buffer)
+    #expect(
+      output.pass.map { Array($0.readableBytesView) } == [Self.settings, Self.data]
+    )
+    #expect(output.pings == [0x0102_0304_0506_0708])
+  }
+
   @Test("byte by byte")
   func byteByByte() {
     let stream = Self.ping + Self.data + Self.ping

@@ -8,9 +8,9 @@ internal import SwiftProtobuf
 ///
 /// The bench hands every client serialized requests; this one parses each distinct request into
 /// its message once (``ParsedRequests``), as an app holds its messages, and the generated face
-/// serializes it at every call. Its
-/// calls run with flow control on, as every async call does. A streamed response counts its
-/// payload's body, as an app reads a field: serializing each again would measure swift-protobuf.
+/// serializes it at every call. Its calls run with flow control on, as every async call does. A
+/// streamed response counts its payload's body, as an app reads a field: serializing each again
+/// would measure swift-protobuf.
 struct AsyncBenchClient: BenchClient {
   let name = "grpc-calls-async"
   let pool: GRPCChannelPool
