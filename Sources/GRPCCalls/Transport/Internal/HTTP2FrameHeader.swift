@@ -14,7 +14,7 @@ struct HTTP2FrameHeader: Equatable {
   /// The header made of `bytes`, which hold ``size`` bytes: one that came split over reads.
   init(_ bytes: [UInt8]) {
     precondition(bytes.count == Self.size, "a frame header is 9 bytes")
-    self = Self(in: ByteBuffer(bytes: bytes), at: 0)!
+    self = bytes.withUnsafeBytes { Self(in: $0, at: 0)! }
   }
 
   /// The header at `index` of `buffer` (an index of the buffer, not of its readable bytes), read

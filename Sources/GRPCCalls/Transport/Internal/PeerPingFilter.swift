@@ -99,7 +99,7 @@ struct PeerPingFilter: Sendable {
         }
 
       case .header(var held):
-        // The header began in an earlier read.
+        // The header began in an earlier read, so this is the start of the read.
         let heldBefore = held.count
         let taken = min(Self.headerLength - heldBefore, end - index)
         held += readable[index ..< index + taken]
@@ -115,9 +115,8 @@ struct PeerPingFilter: Sendable {
           passFrom = index
           self.state = .ping(payload: [])
         } else {
-          // Its held bytes go first.
+          // Its held bytes go first; this read's bytes follow from its start.
           output.pass.append(ByteBuffer(bytes: held[..<heldBefore]))
-          passFrom = index
           index += taken
           self.state =
             frame.payloadLength == 0 ? .header(held: []) : .passing(remaining: frame.payloadLength)
