@@ -158,8 +158,8 @@ wait_served 2 "$(($(served 2) + 500))"
 kill_server 2
 echo "killed 127.0.0.2 at $(served 2) calls"
 # The other two take every call meanwhile.
-wait_served 1 "$((before1 + 2500))"
-wait_served 3 "$((before3 + 2500))"
+wait_served 1 "$((before1 + 1000))"
+wait_served 3 "$((before3 + 1000))"
 start 2 "${server_port[2]}"
 restarted_at="$(date +%s.%N)"
 echo "restarted 127.0.0.2"

@@ -113,7 +113,7 @@ def large_unary(stub, command, result):
 
 def server_streaming(stub, command, result):
     size = command["size"]
-    count = max(1, min(20_000, 32 * 1024 * 1024 // max(1, size)))
+    count = command["count"]
     request = messages_pb2.StreamingOutputCallRequest(
         response_parameters=[messages_pb2.ResponseParameters(size=size)] * count
     )

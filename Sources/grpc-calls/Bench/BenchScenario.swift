@@ -62,6 +62,10 @@ struct BenchSettings: Sendable {
   var largeUnaryCalls = 50
   var largeUnaryInFlight = 10
   var streamingSeconds = 10.0
+  /// The most payload and messages one StreamingOutputCall asks for; a stream runs to its end,
+  /// so a smoke test asks for short ones.
+  var streamPayloadBytes = 32 << 20
+  var streamMessages = 20_000
 
   static let quick = BenchSettings(
     rounds: 2,
@@ -72,7 +76,9 @@ struct BenchSettings: Sendable {
     pingPongRoundTrips: 200,
     largeUnaryCalls: 4,
     largeUnaryInFlight: 2,
-    streamingSeconds: 0.4
+    streamingSeconds: 0.4,
+    streamPayloadBytes: 1 << 20,
+    streamMessages: 500
   )
 }
 
@@ -103,8 +109,10 @@ enum BenchRequests {
     return try! request.serializedData()
   }
 
-  /// Messages per StreamingOutputCall: about 32 MiB of payload, at most 20,000 messages.
-  static func streamCount(size: Int) -> Int {
-    Swift.max(1, Swift.min(20_000, 32 * 1024 * 1024 / Swift.max(1, size)))
+  /// Messages per StreamingOutputCall of `size`-byte messages: the settings' payload, within
+  /// their message count.
+  static func streamCount(size: Int, settings: BenchSettings) -> Int {
+    let fitting = settings.streamPayloadBytes / Swift.max(1, size)
+    return Swift.max(1, Swift.min(settings.streamMessages, fitting))
   }
 }

@@ -37,12 +37,14 @@ enum BenchSlices {
       return try await self.serverStreaming(
         size: 16,
         seconds: settings.streamingSeconds / Double(rounds),
+        settings: settings,
         client: client
       )
     case .serverStreaming64K:
       return try await self.serverStreaming(
         size: 64 * 1024,
         seconds: settings.streamingSeconds / Double(rounds),
+        settings: settings,
         client: client
       )
     }
@@ -156,11 +158,13 @@ enum BenchSlices {
   private static func serverStreaming(
     size: Int,
     seconds: Double,
+    settings: BenchSettings,
     client: any BenchClient
   )
     async throws -> Tally
   {
-    let request = BenchRequests.stream(count: BenchRequests.streamCount(size: size), size: size)
+    let count = BenchRequests.streamCount(size: size, settings: settings)
+    let request = BenchRequests.stream(count: count, size: size)
     let deadline = ContinuousClock.now + .seconds(seconds)
     return try await self.measured { tally in
       repeat {

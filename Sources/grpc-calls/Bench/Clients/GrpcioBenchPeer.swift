@@ -51,7 +51,9 @@ final class GrpcioBenchPeer: @unchecked Sendable {
       command["in_flight"] = settings.largeUnaryInFlight
     case .serverStreaming16B, .serverStreaming64K:
       command["seconds"] = settings.streamingSeconds / Double(rounds)
-      command["size"] = scenario == .serverStreaming16B ? 16 : 64 * 1024
+      let size = scenario == .serverStreaming16B ? 16 : 64 * 1024
+      command["size"] = size
+      command["count"] = BenchRequests.streamCount(size: size, settings: settings)
     }
     var line = try JSONSerialization.data(withJSONObject: command)
     line.append(UInt8(ascii: "\n"))
