@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 runs="${1:-100000}"
-build=(swift build --product grpc-calls-fuzz --scratch-path .build-fuzz
+build=(swift build --product grpc-calls-fuzz --scratch-path .build-fuzz --disable-index-store
   --sanitize=fuzzer --sanitize=address -Xswiftc -DGRPC_CALLS_FUZZING)
 "${build[@]}" 2>&1 | tail -1
 fuzzer="$("${build[@]}" --show-bin-path)/grpc-calls-fuzz"

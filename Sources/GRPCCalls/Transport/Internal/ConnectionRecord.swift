@@ -35,8 +35,9 @@ final class ConnectionRecord {
   var maxConcurrentStreams = 100
   /// Streams that went on to the HTTP/2 handler and have not ended.
   private(set) var openStreams = 0
-  /// Streams that flushed while ``openStreams`` was at the limit, in the order they did.
-  private var waiting: [StreamEndInterpreter] = []
+  /// Streams that flushed while ``openStreams`` was at the limit, in the order they did: a
+  /// queue, as thousands of calls may wait on one connection.
+  private var waiting = CircularBuffer<StreamEndInterpreter>()
   private var admissionScheduled = false
   /// Whether the connection's last open stream ended a moment ago and the transport has yet to
   /// decide whether to close it (``settle(on:)``); streams wait meanwhile.
@@ -168,7 +169,7 @@ final class ConnectionRecord {
   /// Refuses every waiting stream: the connection is closing, and none of them left.
   func refuseWaiting() {
     let waiting = self.waiting
-    self.waiting = []
+    self.waiting.removeAll()
     for stream in waiting {
       stream.refuse()
     }
