@@ -12,9 +12,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # Each file there holds the suite type of its name.
 suites="$(for file in Tests/GRPCCallsTests/{Call,Channel,Interceptor}/*.swift; do basename "$file" .swift; done | paste -sd '|')"
-# No index store: nothing reads this build's index, and writing it costs about a tenth of the
-# build's CPU.
-tsan=(--sanitize=thread --scratch-path .build-tsan --disable-index-store)
+# (This build keeps its index store: on Linux, SwiftPM finds the tests through it.)
+tsan=(--sanitize=thread --scratch-path .build-tsan)
 # Known reports that are not races in this code (scripts/tsan-suppressions.txt says why each).
 export TSAN_OPTIONS="suppressions=$PWD/scripts/tsan-suppressions.txt ${TSAN_OPTIONS:-}"
 # Each call runs several times slower under ThreadSanitizer: 1,000 calls driven from several
